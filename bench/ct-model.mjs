@@ -1,4 +1,4 @@
-// The constant-time phase of one instance, on paper: the steps src/campaign/ct.ts takes, priced with
+// The constant-time phase of one instance, on paper: the steps src/campaign/ctPhase.ts takes, priced with
 // the instance's native call seconds. Used by bench/project-round1.mjs for the Round-1 projection and
 // checked against a real run by bench/ct-model-check.mjs (docs/benchmarks.md (ad)).
 //
@@ -11,7 +11,7 @@
 //     build (ct.path_calls calls, then a bisection down to the fewest that take them all) and checks
 //     that many calls, as the budget allows; the other builds check as many, as their own budgets allow.
 
-/** ngcc-perf.yml's ct defaults and the harness's constants (src/config/defaults.ts, src/campaign/ct.ts). */
+/** ngcc-perf.yml's ct defaults and the harness's constants (src/config/defaults.ts, src/campaign/ctPhase.ts). */
 export const CT = {
   calls: 3,
   path_calls: 64,

@@ -128,7 +128,7 @@ function ctSeconds(c, inst) {
 /** Profile rounds and memory runs of one instance's profiled operations (a KEX: the whole exchange). */
 function profileSeconds(c, inst) {
   const ops = c.type === 'kex' ? [Object.values(inst.ops).reduce((a, b) => a + b, 0)] : Object.values(inst.ops);
-  // Each round at least one call (src/profile/run.ts), then one memory run of one call.
+  // Each round at least one call (src/profile/profileInstance.ts), then one memory run of one call.
   return ops.reduce(
     (a, cycles) => a + Math.max(PROFILE.target_s, (PROFILE.rounds * cycles) / hz) + cycles / hz + (PROFILE.rounds + 1) * P,
     0,

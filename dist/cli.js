@@ -10221,7 +10221,7 @@ function sweepScratch(parent = tmpdir()) {
 // src/cliMain.ts
 import { basename as basename15, dirname as dirname12, join as join43, relative as relative19, resolve as resolve21, sep as sep6 } from "node:path";
 
-// src/campaign/run.ts
+// src/campaign/runCampaign.ts
 import { existsSync as existsSync26 } from "node:fs";
 import { basename as basename12 } from "node:path";
 
@@ -10231,7 +10231,7 @@ import { existsSync as existsSync4, lstatSync as lstatSync4, mkdirSync as mkdirS
 import { tmpdir as tmpdir2 } from "node:os";
 import { join as join5 } from "node:path";
 
-// src/sandbox/run.ts
+// src/sandbox/runProcess.ts
 import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -10527,7 +10527,7 @@ function cpuTimeIsPrecise() {
   return precise;
 }
 
-// src/sandbox/run.ts
+// src/sandbox/runProcess.ts
 var DEFAULT_MAX_OUTPUT = 1 << 20;
 var MARK_SETTLE_NS = 10000000n;
 var SLEEPER = new Int32Array(new SharedArrayBuffer(4));
@@ -11467,7 +11467,7 @@ var evidencePaths = (systemDir) => ({
   record: (id, label, op) => join7(systemDir, "records", id, operationFile(label, op)),
   profile: (id, label, op) => join7(systemDir, "profile", id, operationFile(label, op)),
   survey: (id, label) => join7(systemDir, "survey", id, `${label}.json`),
-  /** The constant-time check of an instance, all its operations in one file (src/ct/types.ts). */
+  /** The constant-time check of an instance, all its operations in one file (src/ct/findingKinds.ts). */
   ct: (id, label) => join7(systemDir, "ct", id, `${label}.json`),
   memory: (id, label, op) => join7(systemDir, "memory", id, operationFile(label, op)),
   /** A rebuilt instance measured beside last night's library, and the pull-request rule's verdicts (evidence/pairedNight.ts). */
@@ -34949,7 +34949,7 @@ function parseResultLine(log2) {
   return m ? { id: m[1], label: m[2], status: m[3], detail: m[4] } : void 0;
 }
 
-// src/kat/run.ts
+// src/kat/runKat.ts
 import { mkdirSync as mkdirSync8 } from "node:fs";
 import { join as join15 } from "node:path";
 
@@ -35298,7 +35298,7 @@ function hashManifestLines(label, files, opts) {
   });
 }
 
-// src/kat/run.ts
+// src/kat/runKat.ts
 var KAT_CHANNEL_MAX = 256 << 20;
 function katTextOf(lines) {
   return Buffer.concat(lines.filter((f) => f[0] === "KAT").map((f) => Buffer.from(f[1] ?? "", "base64"))).toString("latin1");
@@ -36507,7 +36507,7 @@ async function holdToNight(ctx, entry, secret) {
   return void 0;
 }
 
-// src/campaign/plan.ts
+// src/campaign/runPlan.ts
 import { join as join24, relative as relative11, resolve as resolve14 } from "node:path";
 
 // src/compile/relink.ts
@@ -36795,14 +36795,14 @@ function readSizeCatalog(campaign) {
   return readExternalSizes(externalSizesPath(campaign.root, campaign.settings.catalogs.external_sizes));
 }
 
-// src/campaign/plan.ts
+// src/campaign/runPlan.ts
 import { existsSync as existsSync19 } from "node:fs";
 
 // src/ct/suppressions.ts
 import { existsSync as existsSync18 } from "node:fs";
 import { join as join23 } from "node:path";
 
-// src/ct/types.ts
+// src/ct/findingKinds.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
 var CT_KIND_MEANING = {
   branch: "a conditional jump on a secret: which way it goes, and its time through the branch predictor, can tell the secret; one the compiler made from branch-free source is a leak all the same (Clangover, CVE-2024-37880)",
@@ -36855,7 +36855,7 @@ function applySuppressions(findings, suppressions, operation) {
   });
 }
 
-// src/campaign/plan.ts
+// src/campaign/runPlan.ts
 function checkSystemCompilers(settings, ymlShown) {
   const named = [
     ["compiler", settings.compiler],
@@ -37336,10 +37336,10 @@ function outcomeLines(f) {
   ];
 }
 
-// src/campaign/profile.ts
+// src/campaign/profilePhase.ts
 import { resolve as resolve15 } from "node:path";
 
-// src/profile/run.ts
+// src/profile/profileInstance.ts
 import { basename as basename8, relative as relative12 } from "node:path";
 
 // src/measure/shares.ts
@@ -37355,7 +37355,7 @@ function medianRound(rounds) {
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
-// src/profile/run.ts
+// src/profile/profileInstance.ts
 function profileSymbols(api, nistSymbols) {
   const wanted = api === "nist" ? nistSymbols : wrapCatalog("wrap_iccs.c");
   return { wanted, digest: sha256Hex(wanted.join(",")) };
@@ -37661,7 +37661,7 @@ function candidateVerdict(instances) {
   return verdicts2.size === 1 ? [...verdicts2][0] : "instance-dependent";
 }
 
-// src/campaign/profile.ts
+// src/campaign/profilePhase.ts
 var plans = /* @__PURE__ */ new WeakMap();
 var RELINK_SECONDS = "profile-build-relink";
 var profileBuild = {
@@ -37857,7 +37857,7 @@ var stale = {
   }
 };
 
-// src/campaign/ct.ts
+// src/campaign/ctPhase.ts
 import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
 import { dirname as dirname8, join as join30 } from "node:path";
 
@@ -37954,7 +37954,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
 import { constants as constants4, copyFileSync, existsSync as existsSync22, lstatSync as lstatSync7, mkdirSync as mkdirSync12, readdirSync as readdirSync10, rmSync as rmSync7 } from "node:fs";
 import { basename as basename10, isAbsolute as isAbsolute6, join as join27, normalize as normalize3, resolve as resolve16, sep as sep4 } from "node:path";
 
-// src/ct/run.ts
+// src/ct/runCtOperation.ts
 import { realpathSync as realpathSync7 } from "node:fs";
 
 // src/ct/sourceHint.ts
@@ -38126,7 +38126,7 @@ function findingsOf(report2, isLibrary, compilerMade2) {
   return { findings, outsideLibrary };
 }
 
-// src/ct/run.ts
+// src/ct/runCtOperation.ts
 var VALGRIND_ARGS = [
   "--tool=memcheck",
   "--xml=yes",
@@ -38653,7 +38653,7 @@ ${r.stderr}`
   return driver;
 }
 
-// src/campaign/ct.ts
+// src/campaign/ctPhase.ts
 var CT_TOOL = "valgrind-memcheck";
 var ctBuild = {
   name: "ct-build",
@@ -39001,7 +39001,7 @@ async function measureSlowdown(operations, type, cs, ct2, runOp) {
   return { operation: cheapest.op, factor: Math.max(1, r.calls_s / nativeCall), calls_s: r.calls_s, native_s: nativeCall };
 }
 
-// src/campaign/run.ts
+// src/campaign/runCampaign.ts
 var PHASE_STEPS = [prepare, stale, unseen, profileBuild, ctBuild, measure, profile, ct];
 async function runCampaign(opts, steps = PHASE_STEPS) {
   const startedMs = Date.now();
@@ -40622,7 +40622,7 @@ function sizeVerdict(item, catalog, api, basis) {
   return api === catalog ? "match" : "mismatch";
 }
 
-// src/evidence/ct.ts
+// src/evidence/ctEvidence.ts
 import { existsSync as existsSync32, readdirSync as readdirSync12 } from "node:fs";
 import { join as join33 } from "node:path";
 function readCtEvidence(systemDir) {
@@ -40789,7 +40789,7 @@ function pairedMdePct(logRatios, alpha) {
 var siteOf = (f) => `${f.kind} ${f.function} ${f.file ?? "?"}:${f.line ?? "?"}`;
 var flaggedOperations = (ct2) => Object.entries(ct2.operations).filter(([, o]) => o.status === "flagged").map(([op]) => op);
 
-// src/compare/ct.ts
+// src/compare/ctChanges.ts
 function ctBuildFailures(base, head) {
   const baseBy = ctByInstance(base);
   return [...ctByInstance(head)].sort(([a], [b]) => a < b ? -1 : 1).flatMap(
@@ -41223,20 +41223,20 @@ function judgePullRequest(j) {
     system: j.system,
     thresholdPct: j.thresholdPct,
     alpha: DEFAULT_ALPHA,
-    campaignDir: j.campaignDir,
+    ...j.campaignDir ? { campaignDir: j.campaignDir } : {},
     ...j.history ? { history: j.history } : {},
     ...j.unstable ? { unstable: j.unstable } : {}
   });
 }
 async function runPairedRounds(p) {
-  const summary = await runCampaign({ ...p.campaign, phases: new Set(p.phases), force: true, pairedTrials: p.rounds });
+  const summary = await runCampaign({ ...p.campaign(), phases: new Set(p.phases), force: true, pairedTrials: p.rounds });
   p.afterRun?.();
   const first = p.judge();
   const undecided = p.extraRounds > 0 ? undecidedRows(first) : [];
   if (undecided.length === 0) return { summary, report: first, undecided };
   p.onUndecided?.(undecided);
   await runCampaign({
-    ...p.campaign,
+    ...p.campaign(),
     phases: /* @__PURE__ */ new Set(["measure"]),
     campaignPhases: false,
     force: false,
@@ -41281,18 +41281,19 @@ function refuseOtherWriter(systemDir) {
 var calibrationSides = (work) => ({ headData: join35(work, "head"), baseData: join35(work, "base") });
 async function calibrationRepeat(opts, work, i, facts) {
   const { headData, baseData } = calibrationSides(work);
+  const run = {
+    campaignDir: opts.campaignDir,
+    system: opts.system,
+    dataDir: headData,
+    only: opts.only,
+    cpu: opts.cpu,
+    trialTarget: opts.trialTarget,
+    progress: opts.progress,
+    argumentNames: opts.argumentNames,
+    against: { campaignDir: opts.campaignDir, dataDir: baseData }
+  };
   const { summary, report: report2, undecided } = await runPairedRounds({
-    campaign: {
-      campaignDir: opts.campaignDir,
-      system: opts.system,
-      dataDir: headData,
-      only: opts.only,
-      cpu: opts.cpu,
-      trialTarget: opts.trialTarget,
-      progress: opts.progress,
-      argumentNames: opts.argumentNames,
-      against: { campaignDir: opts.campaignDir, dataDir: baseData }
-    },
+    campaign: () => run,
     phases: /* @__PURE__ */ new Set(["build", "kat", "measure"]),
     rounds: opts.rounds,
     extraRounds: opts.extraRounds,
@@ -41300,8 +41301,7 @@ async function calibrationRepeat(opts, work, i, facts) {
       baseDir: baseData,
       headDir: headData,
       system: opts.system,
-      thresholdPct: opts.thresholdPct,
-      campaignDir: opts.campaignDir
+      thresholdPct: opts.thresholdPct
     })
   });
   const rows = report2.rows.filter((r) => r.paired === true);
@@ -47945,7 +47945,7 @@ function mergeLocked(parts, out, into) {
   }
 }
 
-// src/report/render.ts
+// src/report/pages/render.ts
 import { existsSync as existsSync37, readFileSync as readFileSync24 } from "node:fs";
 import { join as join39 } from "node:path";
 
@@ -48090,7 +48090,7 @@ function fellBackWhy(inst) {
   return b.guide_error ?? b.guide_result;
 }
 
-// src/report/pages/ct.ts
+// src/report/pages/ctSection.ts
 var CT_TITLE = "Constant-time check (machine)";
 var CT_TOP_SITES = 10;
 var METHOD_ANCHOR = "#constant-time-check-machine";
@@ -49991,7 +49991,7 @@ var surveyLink = () => [para(link2("performance/symmetric-survey.md", "Symmetric
 var INDEX_SECTIONS = [title7, highlights, systemsTable, surveyLink];
 var indexPage = (systems, highlights2 = []) => sectionsPage(INDEX_SECTIONS, systems, highlights2);
 
-// src/report/render.ts
+// src/report/pages/render.ts
 function renderPages(model) {
   const sys = model.system;
   const pages = /* @__PURE__ */ new Map();

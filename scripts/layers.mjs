@@ -87,8 +87,8 @@ function cycles(graph) {
   return out;
 }
 
-/** A file's top-level folder under src ('report/' for report/pages/x.ts), or the file itself at the top. */
-const folderOf = (file) => (file.includes('/') ? `${file.slice(0, file.indexOf('/'))}/` : file);
+/** A file's folder under src ('report/pages/' for report/pages/x.ts), or the file itself at the top. */
+const folderOf = (file) => (file.includes('/') ? `${posix.dirname(file)}/` : file);
 
 /** The file graph seen from its folders: an edge where a file of one folder imports a file of another. */
 function folderGraph(graph) {

@@ -11,7 +11,7 @@ import {
   type CampaignSummary,
   type Phase,
   type Remeasure,
-} from './campaign/run.js';
+} from './campaign/runCampaign.js';
 import { loadCampaign, loadSettings, type Candidate } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
 import { evidencePaths, instanceKey } from './evidence/layout.js';
@@ -34,7 +34,7 @@ import { forgeryShown, instanceStatus } from './kat/status.js';
 import { secretSeedOf, UNSEEN_SEED_ENV } from './kat/unseen.js';
 import { createProgress } from './campaign/progress.js';
 import { doctor } from './campaign/doctor.js';
-import { defaultTrialCpu } from './campaign/plan.js';
+import { defaultTrialCpu } from './campaign/runPlan.js';
 import { checkCpuAllowed } from './env/cpus.js';
 import { readinessExit, readinessLines } from './env/readiness.js';
 import { toolRoot, toolVersion } from './util/paths.js';
@@ -68,8 +68,8 @@ import { compareEvidence } from './compare/compare.js';
 import { compareFails, parseFailOn } from './compare/failOn.js';
 import { renderComparison } from './compare/markdown.js';
 import { mergeShardFolders } from './evidence/merge.js';
-import { differingPages, renderPages, writePages } from './report/render.js';
-import type { BuildEntry } from './evidence/types.js';
+import { differingPages, renderPages, writePages } from './report/pages/render.js';
+import type { BuildEntry } from './evidence/fileTypes.js';
 import { readBuildJson } from './evidence/dataset.js';
 import { baselineVerdict, runIccsBaseline } from './campaign/iccsBaseline.js';
 import { pqcleanSchemes, readPublishedDigests, writePqcleanCampaign } from './catalogs/pqclean.js';

@@ -1,5 +1,5 @@
 import { releaseEvidenceLocks } from './evidence/lock.js';
-import { killLiveProcessGroups } from './sandbox/run.js';
+import { killLiveProcessGroups } from './sandbox/runProcess.js';
 
 /** Exit codes of a run stopped by a signal: 128 + the signal's number, as a shell reports it. */
 const STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;

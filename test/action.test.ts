@@ -3,12 +3,12 @@ import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeF
 import { dirname, join } from 'node:path';
 import type { InlineCode, Paragraph } from 'mdast';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign/run.js';
-import type { CompareReport } from '../src/compare/types.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
+import type { CompareReport } from '../src/compare/compareReport.js';
 import { mergeCampaignJson } from '../src/evidence/merge.js';
-import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
+import type { BuildJson, TimingRecord } from '../src/evidence/fileTypes.js';
 import { validateDataset } from '../src/evidence/validate.js';
-import { runProcess } from '../src/sandbox/run.js';
+import { runProcess } from '../src/sandbox/runProcess.js';
 import { COMMENT_MARKER } from '../src/github/comment.js';
 import { actionOrigin, reproduceCli } from '../src/github/reproduce.js';
 import { touchedCandidates } from '../src/github/touched.js';

@@ -1,11 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { planRun } from '../src/campaign/plan.js';
+import { planRun } from '../src/campaign/runPlan.js';
 import { PAIRED_TRIALS } from '../src/config/defaults.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { precisionOf, type AdaptiveRule } from '../src/measure/precision.js';
-import type { TimingRecord } from '../src/evidence/types.js';
+import type { TimingRecord } from '../src/evidence/fileTypes.js';
 import { fixtureCampaign } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';

@@ -4,9 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { guideFlags } from '../src/compile/flags.js';
 import { nativeBinary, nativeManifest, nativePath } from '../src/compile/harnessTools.js';
 import { canonicalDigest } from '../src/kat/manifest.js';
-import { katTextOf } from '../src/kat/run.js';
+import { katTextOf } from '../src/kat/runKat.js';
 import { readManifest } from '../src/config/katManifest.js';
-import { parseDriverOutput } from '../src/sandbox/run.js';
+import { parseDriverOutput } from '../src/sandbox/runProcess.js';
 import { PQCLEAN, readPublished, schemeInfo } from './helpers/pqclean.js';
 import { repoRoot, testData, tempDir } from './helpers/tmp.js';
 

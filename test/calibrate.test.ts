@@ -10,7 +10,7 @@ import { pairCount, rowKey } from '../src/compare/compare.js';
 import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
 import { sections } from './helpers/pages.js';
-import { tempDir } from './helpers/tmp.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
 
 const RUN = {
   started_utc: 'a',
@@ -157,20 +157,31 @@ describe('ngcc-perf calibrate: the pull-request check on unchanged code', () => 
       dataDir: tempDir(),
       only: /^kem-1\/good$/,
       repeats: 1,
-      rounds: 6,
+      // Two pairs decide nothing: every row is given the extra rounds, so they are judged too.
+      rounds: 2,
       extraRounds: 4,
       thresholdPct: 3,
       scratch,
     });
     // The evidence of that repeat, judged as the action judges a pull request (prcheck/pullRequest.ts).
     const { headData, baseData } = calibrationSides(scratch);
-    const report = judgePullRequest({ baseDir: baseData, headDir: headData, system: 's', thresholdPct: 3, campaignDir: campaign });
+    const report = judgePullRequest({ baseDir: baseData, headDir: headData, system: 's', thresholdPct: 3 });
     const paired = report.rows.filter((r) => r.paired === true);
     expect(paired.map(rowKey)).toEqual(['kem-1/good/dec', 'kem-1/good/enc', 'kem-1/good/keygen']);
     expect(calibration.rows.map((r) => [r.row, r.verdicts[0], r.pairs[0], r.mde_pct[0] ?? undefined])).toEqual(
       paired.map((r) => [rowKey(r), r.verdict, pairCount(r), r.mde_pct]),
     );
     for (const r of paired) expect(pairCount(r)).toBeGreaterThanOrEqual(6);
+  });
+
+  it('is the one loop and judgement the action runs: neither caller keeps a copy of the rule', () => {
+    // A copy of the loop or of its judgement in either caller would let the calibration describe a
+    // rule the action does not run: both go through prcheck/pairedRounds.ts, and only it judges.
+    for (const file of ['src/prcheck/pullRequest.ts', 'src/prcheck/calibrate.ts']) {
+      const text = readFileSync(join(repoRoot, file), 'utf8');
+      expect(text, file).toMatch(/import \{[^}]*\bjudgePullRequest\b[^}]*\brunPairedRounds\b[^}]*\} from '\.\/pairedRounds\.js'/);
+      expect(text, file).not.toMatch(/\b(compareEvidence|undecidedRows)\b/);
+    }
   });
 
   it('refuses a repeat count out of range, naming the option', async () => {

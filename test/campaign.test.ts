@@ -2,13 +2,13 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSyn
 import { basename, join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign/run.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
 import { main } from '../src/cliMain.js';
-import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
+import type { BuildJson, TimingRecord } from '../src/evidence/fileTypes.js';
 import { readManifest } from '../src/config/katManifest.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { loadReportModel } from '../src/report/model.js';
-import { renderPages } from '../src/report/render.js';
+import { renderPages } from '../src/report/pages/render.js';
 import { FIXTURES, fixtureCampaign, goodKemCampaign, ICCS, QUICK } from './helpers/campaigns.js';
 import { runCli as cli } from './helpers/cli.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';

@@ -2,7 +2,7 @@ import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFil
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { BuildJson } from '../src/evidence/types.js';
+import type { BuildJson } from '../src/evidence/fileTypes.js';
 import { loadCampaign } from '../src/config/campaign.js';
 import { ACTION_INPUT_DEFAULTS, DEFAULT_FAIL_ON, DEFAULT_THRESHOLD_PCT } from '../src/config/defaults.js';
 import { readInputs } from '../src/github/inputs.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { annotations } from '../src/compare/annotations.js';
 import { failReasons } from '../src/compare/failOn.js';
 import { hasFindings } from '../src/compare/markdown.js';
-import type { CompareReport, CompareRow, PullRequestContext, Verdict } from '../src/compare/types.js';
+import type { CompareReport, CompareRow, PullRequestContext, Verdict } from '../src/compare/compareReport.js';
 import { COMMENT_MARKER, renderComment, renderJobSummary } from '../src/github/comment.js';
 import { GithubApiError, makeOctokit, upsertStickyComment } from '../src/github/githubApi.js';
 import { formatCycles } from '../src/text/format.js';

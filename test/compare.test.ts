@@ -6,9 +6,9 @@ import { compareEvidence, judge, measuredTogether, undecidedRows } from '../src/
 import { failReasons } from '../src/compare/failOn.js';
 import { hasFindings, headline, renderComparison } from '../src/compare/markdown.js';
 import { historyCv, permutationPValue, rankPValue, signedRankPValue } from '../src/compare/stats.js';
-import type { CompareReport, CompareRow, PullRequestContext } from '../src/compare/types.js';
+import type { CompareReport, CompareRow, PullRequestContext } from '../src/compare/compareReport.js';
 import { ADAPTIVE_MIN_TRIALS, DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT } from '../src/config/defaults.js';
-import type { TimingRecord } from '../src/evidence/types.js';
+import type { TimingRecord } from '../src/evidence/fileTypes.js';
 import { NOISY_TRIAL_SPREAD } from '../src/measure/stats.js';
 import { runCli } from './helpers/cli.js';
 import { writeSyntheticSystem } from './helpers/dataset.js';
@@ -680,7 +680,7 @@ describe('compare between two evidence trees', () => {
 describe('the size audit page', () => {
   it('shows exactly the one wrong ciphertext size of the catalog', async () => {
     const { loadReportModel } = await import('../src/report/model.js');
-    const { renderPages } = await import('../src/report/render.js');
+    const { renderPages } = await import('../src/report/pages/render.js');
     const { sections } = await import('./helpers/pages.js');
     const data = tempDir();
     writeSyntheticSystem(

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BuildJson } from '../src/evidence/types.js';
+import type { BuildJson } from '../src/evidence/fileTypes.js';
 import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';

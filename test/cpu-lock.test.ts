@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { coreHolder, cpuLockFile, lockCore } from '../src/env/cpuLock.js';
 import { allowedCpus, formatCpuList } from '../src/env/cpus.js';
-import { runCampaign, type PhaseStep } from '../src/campaign/run.js';
+import { runCampaign, type PhaseStep } from '../src/campaign/runCampaign.js';
 import { prepare } from '../src/campaign/prepare.js';
 import { isInputError } from '../src/errors.js';
 import { bundledCli } from './helpers/bundle.js';

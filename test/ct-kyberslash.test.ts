@@ -1,11 +1,11 @@
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCampaign, type Phase } from '../src/campaign/run.js';
+import { runCampaign, type Phase } from '../src/campaign/runCampaign.js';
 import { compareEvidence } from '../src/compare/compare.js';
 import { failReasons, parseFailOn } from '../src/compare/failOn.js';
 import { renderComparison } from '../src/compare/markdown.js';
-import type { CtEvidence, CtFinding } from '../src/ct/types.js';
+import type { CtEvidence, CtFinding } from '../src/ct/findingKinds.js';
 import { evidencePaths } from '../src/evidence/layout.js';
 import { KYBER_REF, kyberCandidate, lineOf, preFixKyber } from './helpers/kyberslash.js';
 import { tempDir } from './helpers/tmp.js';

@@ -1,14 +1,14 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { againstOptions, planRun } from '../src/campaign/plan.js';
-import { runCampaign, type Phase } from '../src/campaign/run.js';
-import type { CtEvidence, CtFinding } from '../src/ct/types.js';
+import { againstOptions, planRun } from '../src/campaign/runPlan.js';
+import { runCampaign, type Phase } from '../src/campaign/runCampaign.js';
+import type { CtEvidence, CtFinding } from '../src/ct/findingKinds.js';
 import { evidencePaths } from '../src/evidence/layout.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { isInputError } from '../src/errors.js';
 import { loadReportModel } from '../src/report/model.js';
-import { renderPages } from '../src/report/render.js';
+import { renderPages } from '../src/report/pages/render.js';
 import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { ctCampaign, markedLine } from './helpers/ctFixtures.js';
 import { tempDir } from './helpers/tmp.js';
@@ -291,7 +291,7 @@ describe('a ct run memcheck slows past its timeout', () => {
   it('is skipped with a reason naming the budget, not failed with a TIMEOUT', async () => {
     const { ctDriver } = await import('../src/ct/tools.js');
     const { harnessTools } = await import('../src/compile/harnessTools.js');
-    const { runCtOperation } = await import('../src/ct/run.js');
+    const { runCtOperation } = await import('../src/ct/runCtOperation.js');
     const library = join(dataDir, SYSTEM, 'build', 'kem-7', 'clean', 'ct', 'libclean.so');
     expect(existsSync(library)).toBe(true);
     const request = {

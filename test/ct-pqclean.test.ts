@@ -1,9 +1,9 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign/run.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
 import { pqcleanSchemes, writePqcleanCampaign } from '../src/catalogs/pqclean.js';
-import type { CtCoverage, CtEvidence } from '../src/ct/types.js';
+import type { CtCoverage, CtEvidence } from '../src/ct/findingKinds.js';
 import { evidencePaths } from '../src/evidence/layout.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { PQCLEAN } from './helpers/pqclean.js';

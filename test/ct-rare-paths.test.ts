@@ -1,12 +1,12 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCampaign, type Phase } from '../src/campaign/run.js';
-import type { CtCoverage, CtEvidence, CtFinding } from '../src/ct/types.js';
+import { runCampaign, type Phase } from '../src/campaign/runCampaign.js';
+import type { CtCoverage, CtEvidence, CtFinding } from '../src/ct/findingKinds.js';
 import { evidencePaths } from '../src/evidence/layout.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { loadReportModel } from '../src/report/model.js';
-import { renderPages } from '../src/report/render.js';
+import { renderPages } from '../src/report/pages/render.js';
 import { ICCS } from './helpers/campaigns.js';
 import { CT_FIXTURES } from './helpers/ctFixtures.js';
 import { sections } from './helpers/pages.js';

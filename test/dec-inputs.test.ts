@@ -7,7 +7,7 @@ import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js'
 import { planningSchema } from '../src/config/schemas.js';
 import { measureOperations, type OperationResult } from '../src/measure/operation.js';
 import { cpuTimeIsPrecise } from '../src/sandbox/cpuTime.js';
-import { runDriver } from '../src/sandbox/run.js';
+import { runDriver } from '../src/sandbox/runProcess.js';
 import { BESIDE_WINDOWS_SHARE, checkAgainstInputs, cpuBesideWindows, makeDecInputs } from '../src/measure/decInputs.js';
 import { transcriptOf } from '../src/measure/transcript.js';
 import { runsOnceMore } from '../src/measure/trial.js';

@@ -2,7 +2,7 @@ import { readFileSync, statSync, writeFileSync, existsSync, cpSync } from 'node:
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cliMain.js';
-import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
+import type { BuildJson, TimingRecord } from '../src/evidence/fileTypes.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { runCli as cli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';

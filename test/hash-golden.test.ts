@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadReportModel } from '../src/report/model.js';
-import { renderPages } from '../src/report/render.js';
-import type { ReportModel } from '../src/report/types.js';
+import { renderPages } from '../src/report/pages/render.js';
+import type { ReportModel } from '../src/report/views.js';
 import { sections, tableShapeProblems } from './helpers/pages.js';
 import { repoRoot, testData } from './helpers/tmp.js';
 

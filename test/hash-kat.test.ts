@@ -3,13 +3,13 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CampaignSummary } from '../src/campaign/context.js';
-import { runCampaign } from '../src/campaign/run.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
 import { digestBitsOf } from '../src/config/hashInstance.js';
 import { instanceSchema } from '../src/config/schemas.js';
 import { hashKatLimit, worstStatus } from '../src/kat/hashKat.js';
 import { canonicalDigest } from '../src/kat/manifest.js';
-import { runDriver } from '../src/sandbox/run.js';
+import { runDriver } from '../src/sandbox/runProcess.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 import { toyHash } from './helpers/toyVariant.js';
 

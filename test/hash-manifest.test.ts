@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { runCampaign } from '../src/campaign/run.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
 import { runCli } from './helpers/cli.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 

@@ -1,11 +1,11 @@
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign/run.js';
-import type { HashProfile, MemoryRecord } from '../src/evidence/types.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
+import type { HashProfile, MemoryRecord } from '../src/evidence/fileTypes.js';
 import { HASH_OPERATIONS } from '../src/measure/hashOperations.js';
 import { loadReportModel } from '../src/report/model.js';
-import { renderPages } from '../src/report/render.js';
+import { renderPages } from '../src/report/pages/render.js';
 import { ICCS, QUICK } from './helpers/campaigns.js';
 import { sections } from './helpers/pages.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';

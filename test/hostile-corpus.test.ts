@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { harnessTools } from '../src/compile/harnessTools.js';
 import { instanceOfPath, parseInstanceKey } from '../src/evidence/layout.js';
-import type { BuildEntry, BuildJson, TimingRecord } from '../src/evidence/types.js';
+import type { BuildEntry, BuildJson, TimingRecord } from '../src/evidence/fileTypes.js';
 import type { Plan } from '../src/measure/plan.js';
 import type { TrialProcess } from '../src/measure/trial.js';
-import type { HashProfile, MemoryRecord } from '../src/profile/types.js';
+import type { HashProfile, MemoryRecord } from '../src/profile/profileRecords.js';
 import { cpuTimeIsPrecise } from '../src/sandbox/cpuTime.js';
 import { sha256File } from '../src/util/fsx.js';
 import {

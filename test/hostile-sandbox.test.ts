@@ -8,7 +8,7 @@ import { probeSandbox, resolveSandbox } from '../src/env/sandboxProbe.js';
 import { mergeCampaignJson } from '../src/evidence/merge.js';
 import { InputError } from '../src/errors.js';
 import { bwrapArgs, PROC_HOST_ACTIVITY, type SandboxSpec, type SystemView, unshareArgv } from '../src/sandbox/bwrap.js';
-import { runProcess } from '../src/sandbox/run.js';
+import { runProcess } from '../src/sandbox/runProcess.js';
 import { sha256File } from '../src/util/fsx.js';
 import {
   aimEscapes,

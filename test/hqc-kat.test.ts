@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCampaign, type CampaignSummary } from '../src/campaign/run.js';
+import { runCampaign, type CampaignSummary } from '../src/campaign/runCampaign.js';
 import { harnessTools } from '../src/compile/harnessTools.js';
-import type { BuildJson } from '../src/evidence/types.js';
-import { runDriver } from '../src/sandbox/run.js';
+import type { BuildJson } from '../src/evidence/fileTypes.js';
+import { runDriver } from '../src/sandbox/runProcess.js';
 import { PQCLEAN, readPublished, schemeInfo } from './helpers/pqclean.js';
 import { tempDir, testData } from './helpers/tmp.js';
 

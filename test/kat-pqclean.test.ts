@@ -1,14 +1,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCampaign, type CampaignSummary } from '../src/campaign/run.js';
+import { runCampaign, type CampaignSummary } from '../src/campaign/runCampaign.js';
 import { buildInstance } from '../src/compile/compile.js';
 import { harnessTools } from '../src/compile/harnessTools.js';
 import { loadCandidate } from '../src/config/campaign.js';
 import { parseManifest } from '../src/config/katManifest.js';
-import type { BuildJson } from '../src/evidence/types.js';
+import type { BuildJson } from '../src/evidence/fileTypes.js';
 import { canonicalDigest } from '../src/kat/manifest.js';
-import { runKat } from '../src/kat/run.js';
+import { runKat } from '../src/kat/runKat.js';
 import { answerUnseenSeed } from '../src/kat/unseen.js';
 import { nistEntryPrefix } from '../src/compile/nistShim.js';
 import { buildRequestFor } from './helpers/build.js';

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CampaignSummary } from '../src/campaign/context.js';
-import { runCampaign } from '../src/campaign/run.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
 // The example key exchange kex-80 (ML-KEM-512, examples/campaign/kex-80/README.md) against truth from

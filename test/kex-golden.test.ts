@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ReportModel } from '../src/report/types.js';
+import type { ReportModel } from '../src/report/views.js';
 import { stepSum } from '../src/report/pages/kexTables.js';
 import { goldenKexHashPages, sections, tableShapeProblems } from './helpers/pages.js';
 import { testData } from './helpers/tmp.js';

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign/run.js';
-import type { BuildJson } from '../src/evidence/types.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
+import type { BuildJson } from '../src/evidence/fileTypes.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { mergeShardFolders } from '../src/evidence/merge.js';
 import { publish } from '../src/github/publish.js';

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign/run.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
 import { PQCLEAN, readPublished, schemeInfo } from './helpers/pqclean.js';
 import { tempDir, testData } from './helpers/tmp.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GcovFile } from '../src/ct/coverage.js';
 import { searchPaths } from '../src/ct/pathSearch.js';
 import { CT, searchRuns } from '../bench/ct-model.mjs';
-import { CT_SLOWDOWN_MIN } from '../src/campaign/ct.js';
+import { CT_SLOWDOWN_MIN } from '../src/campaign/ctPhase.js';
 import {
   CT_CALLS,
   CT_COVERAGE_SLOWDOWN,

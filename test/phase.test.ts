@@ -1,9 +1,9 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PHASE_STEPS, runCampaign, type CampaignOptions, type CampaignSummary, type PhaseStep } from '../src/campaign/run.js';
+import { PHASE_STEPS, runCampaign, type CampaignOptions, type CampaignSummary, type PhaseStep } from '../src/campaign/runCampaign.js';
 import type { Progress } from '../src/campaign/progress.js';
-import type { BuildJson } from '../src/evidence/types.js';
+import type { BuildJson } from '../src/evidence/fileTypes.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { filesUnder, writeJsonAtomic } from '../src/util/fsx.js';
 import { fixtureCampaign, QUICK } from './helpers/campaigns.js';

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadReportModel } from '../src/report/model.js';
 import { placeholderBaseline, placeholderCost, priceCall, sm3Blocks } from '../src/report/placeholderCost.js';
-import { renderPages } from '../src/report/render.js';
-import type { ReportModel } from '../src/report/types.js';
+import { renderPages } from '../src/report/pages/render.js';
+import type { ReportModel } from '../src/report/views.js';
 import { goldenKexHashPages, sections, tableShapeProblems } from './helpers/pages.js';
 import { repoRoot, testData, tempDir } from './helpers/tmp.js';
 

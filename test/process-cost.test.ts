@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TimingRecord } from '../src/evidence/types.js';
+import type { TimingRecord } from '../src/evidence/fileTypes.js';
 import { addCosts, processCost } from '../src/measure/processCost.js';
 import { goodKemCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';

@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools } from '../src/compile/harnessTools.js';
 import { wrapCatalog } from '../src/compile/profileBuild.js';
-import { runCampaign } from '../src/campaign/run.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
 import { allowedCpus } from '../src/env/cpus.js';
-import type { HashProfile, MemoryRecord } from '../src/evidence/types.js';
+import type { HashProfile, MemoryRecord } from '../src/evidence/fileTypes.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { formatShare } from '../src/text/format.js';
 import { callsPerOperation, hashShares } from '../src/report/profile.js';
 import { loadReportModel } from '../src/report/model.js';
-import { renderPages } from '../src/report/render.js';
+import { renderPages } from '../src/report/pages/render.js';
 import { sections } from './helpers/pages.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 

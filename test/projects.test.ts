@@ -43,7 +43,7 @@ describe('a quick check', () => {
     const problems = misplaced({ pure: [file], untimed: [file] });
     expect(problems).toHaveLength(2);
     expect(problems[0]).toMatch(
-      /units\.test\.ts is listed as pure but starts a process: src\/campaign\/run\.ts runCampaign → .* → node:child_process/,
+      /units\.test\.ts is listed as pure but starts a process: src\/campaign\/runCampaign\.ts runCampaign → .* → node:child_process/,
     );
     expect(problems[1]).toMatch(/units\.test\.ts is listed as untimed but times: .*a campaign run with a timed phase/);
   });
@@ -68,14 +68,14 @@ it('reads a history', async () => {
 `,
     );
     expect(factsOf(direct).startsProcess).toEqual(['node:child_process spawnSync']);
-    expect(factsOf(throughHelper).startsProcess?.slice(0, 2)).toEqual(['test/helpers/git.ts git', 'src/sandbox/run.ts runProcess']);
+    expect(factsOf(throughHelper).startsProcess?.slice(0, 2)).toEqual(['test/helpers/git.ts git', 'src/sandbox/runProcess.ts runProcess']);
     expect(misplaced({ pure: [direct, throughHelper], untimed: [] })).toHaveLength(2);
   });
 
   it('fails an "untimed" file that times: the driver’s timing job, or the runner with its default phases', () => {
     const job = fixture(
       'kat-more.test.ts',
-      `${prelude}import { runDriver } from '@/src/sandbox/run.js';
+      `${prelude}import { runDriver } from '@/src/sandbox/runProcess.js';
 
 it('completes', async () => {
   expect((await runDriver(['driver', 'lib.so'], ['time', 'kem', 'keygen', '100', '1'], { timeoutMs: 1000 })).output.status).toBe('complete');
@@ -84,7 +84,7 @@ it('completes', async () => {
     );
     const defaults = fixture(
       'ct-more.test.ts',
-      `${prelude}import { runCampaign } from '@/src/campaign/run.js';
+      `${prelude}import { runCampaign } from '@/src/campaign/runCampaign.js';
 
 it('checks', async () => {
   await runCampaign({ campaignDir: 'c', system: 's', dataDir: 'd' });
@@ -93,14 +93,16 @@ it('checks', async () => {
     );
     expect(misplaced({ pure: [], untimed: [job, defaults] })).toEqual([
       expect.stringMatching(/kat-more\.test\.ts is listed as untimed but times: .*a driver timing job/),
-      expect.stringMatching(/ct-more\.test\.ts is listed as untimed but times: src\/campaign\/run\.ts runCampaign with a timed phase/),
+      expect.stringMatching(
+        /ct-more\.test\.ts is listed as untimed but times: src\/campaign\/runCampaign\.ts runCampaign with a timed phase/,
+      ),
     ]);
   });
 
   it('passes what the files do, not what they are called: a KAT-only run is untimed, pages and --help are pure', () => {
     const katOnly = fixture(
       'measure-everything.test.ts',
-      `${prelude}import { runCampaign } from '@/src/campaign/run.js';
+      `${prelude}import { runCampaign } from '@/src/campaign/runCampaign.js';
 
 const phases = new Set(['build', 'kat', 'ct']);
 it('builds', async () => {

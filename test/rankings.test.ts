@@ -6,7 +6,7 @@ import { loadCandidate } from '../src/config/campaign.js';
 import { HASH_MESSAGE_BYTES, hashOperation } from '../src/measure/hashOperations.js';
 import { formatCycles } from '../src/text/format.js';
 import { loadReportModel } from '../src/report/model.js';
-import { renderPages } from '../src/report/render.js';
+import { renderPages } from '../src/report/pages/render.js';
 import { type SyntheticInstance, type SyntheticOp, writeSyntheticSystem } from './helpers/dataset.js';
 import { mermaidBlocks, mermaidProblems } from './helpers/mermaid.js';
 import { parsePage, plain } from './helpers/pages.js';

@@ -4,12 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { compareEvidence } from '../src/compare/compare.js';
 import { renderComparison } from '../src/compare/markdown.js';
 import { buildRecord } from '../src/evidence/record.js';
-import type { BuildEntry } from '../src/evidence/types.js';
+import type { BuildEntry } from '../src/evidence/fileTypes.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import type { OperationResult } from '../src/measure/operation.js';
 import { REFUSED, refusedTrials } from '../src/measure/refusals.js';
 import { loadReportModel } from '../src/report/model.js';
-import { renderPages } from '../src/report/render.js';
+import { renderPages } from '../src/report/pages/render.js';
 import { writeSyntheticSystem } from './helpers/dataset.js';
 import { tempDir } from './helpers/tmp.js';
 

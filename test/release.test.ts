@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runProcess } from '../src/sandbox/run.js';
+import { runProcess } from '../src/sandbox/runProcess.js';
 import { git } from './helpers/git.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cliMain.js';
 import { loadReportModel } from '../src/report/model.js';
-import { renderPages } from '../src/report/render.js';
+import { renderPages } from '../src/report/pages/render.js';
 import { runCli } from './helpers/cli.js';
 import { mermaidBlocks, mermaidProblems } from './helpers/mermaid.js';
 import { sections, tableShapeProblems } from './helpers/pages.js';

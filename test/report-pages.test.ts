@@ -2,12 +2,12 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sizeAudit } from '../src/catalogs/sizeAudit.js';
-import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
+import type { BuildJson, TimingRecord } from '../src/evidence/fileTypes.js';
 import { deriveStatistics } from '../src/measure/stats.js';
 import { formatMHz, formatSpread } from '../src/text/format.js';
 import { loadReportModel } from '../src/report/model.js';
 import { algorithmPageLabel } from '../src/report/pages/candidate.js';
-import { renderPages } from '../src/report/render.js';
+import { renderPages } from '../src/report/pages/render.js';
 import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
 import { writeSyntheticSystem } from './helpers/dataset.js';

@@ -2,11 +2,18 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { decodeChannel, killLiveProcessGroups, liveProcessGroups, parseDriverOutput, runDriver, runProcess } from '../src/sandbox/run.js';
+import {
+  decodeChannel,
+  killLiveProcessGroups,
+  liveProcessGroups,
+  parseDriverOutput,
+  runDriver,
+  runProcess,
+} from '../src/sandbox/runProcess.js';
 import { harnessTools } from '../src/compile/harnessTools.js';
 import { loadCandidate } from '../src/config/campaign.js';
 import { readManifest } from '../src/config/katManifest.js';
-import { runKat } from '../src/kat/run.js';
+import { runKat } from '../src/kat/runKat.js';
 import { runTrial } from '../src/measure/trial.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 

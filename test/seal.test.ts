@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
-import { runDriver } from '../src/sandbox/run.js';
+import { runDriver } from '../src/sandbox/runProcess.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
 /**

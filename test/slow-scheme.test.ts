@@ -1,10 +1,10 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Phase, runCampaign } from '../src/campaign/run.js';
-import type { CtEvidence } from '../src/ct/types.js';
-import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
-import type { HashProfile, MemoryRecord } from '../src/profile/types.js';
+import { type Phase, runCampaign } from '../src/campaign/runCampaign.js';
+import type { CtEvidence } from '../src/ct/findingKinds.js';
+import type { BuildJson, TimingRecord } from '../src/evidence/fileTypes.js';
+import type { HashProfile, MemoryRecord } from '../src/profile/profileRecords.js';
 import { goodKemCampaign } from './helpers/campaigns.js';
 import { tempDir } from './helpers/tmp.js';
 

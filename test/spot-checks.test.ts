@@ -7,7 +7,7 @@ import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js'
 import { kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from '../src/measure/kernelCheck.js';
 import { drawsFailure, runTrial, type TrialRequest } from '../src/measure/trial.js';
 import { processTree, treeAtRest } from '../src/sandbox/cpuTime.js';
-import { runDriver } from '../src/sandbox/run.js';
+import { runDriver } from '../src/sandbox/runProcess.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 import { DEC, ENC, KEYGEN, SIGN, toyHash, VERIFY, variant, variants } from './helpers/toyVariant.js';
 

@@ -1,11 +1,11 @@
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign/run.js';
-import type { BuildJson } from '../src/evidence/types.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
+import type { BuildJson } from '../src/evidence/fileTypes.js';
 import { type InstanceSurvey, surveyLibrary } from '../src/profile/survey.js';
 import { loadReportModel } from '../src/report/model.js';
-import { renderPages } from '../src/report/render.js';
+import { renderPages } from '../src/report/pages/render.js';
 import { sections } from './helpers/pages.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 

@@ -5,7 +5,7 @@
 import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign/run.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
 import { mergeCampaignJson } from '../src/evidence/merge.js';
 import { loadTrends, unstableRows } from '../src/trend/history.js';
 import { compareEvidence } from '../src/compare/compare.js';

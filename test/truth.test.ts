@@ -1,8 +1,8 @@
 import { cpSync, readFileSync, readdirSync, statSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign/run.js';
-import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
+import { runCampaign } from '../src/campaign/runCampaign.js';
+import type { BuildJson, TimingRecord } from '../src/evidence/fileTypes.js';
 import { answerUnseenSeed, instanceSeed, seedId, UNSEEN_CHECK, UNSEEN_SEED_BYTES } from '../src/kat/unseen.js';
 import { driverTypeOf } from '../src/campaign/context.js';
 import { isNistKatRng, loadCampaign } from '../src/config/campaign.js';

@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
     meta_str("rng", api_seed_default(&c.api, rng));
     ops_alloc(&c);
     /* The calls' own seconds under memcheck, without its start: the slowdown the parent measures
-     * against the native call (src/campaign/ct.ts). */
+     * against the native call (src/campaign/ctPhase.ts). */
     double started = 0;
     if (c.kex) {
         started = wallclock_seconds();

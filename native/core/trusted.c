@@ -366,7 +366,7 @@ static void relay_mark(relay_t *r, const char *line) {
 }
 
 /* The child's END: the parent's CLOCK line, then the END, in the child's place in the stream, so a
- * line the child writes after it (a destructor's) still comes after END, where src/sandbox/run.ts
+ * line the child writes after it (a destructor's) still comes after END, where src/sandbox/runProcess.ts
  * refuses it. After a CLOCK from the child: FORGED, and END 4. */
 static void end_now(relay_t *r, int code) {
     close_window(r, cpucycles());
@@ -428,7 +428,7 @@ static size_t relay_lines(relay_t *r, char *buf, size_t have, int *dropping) {
 
 /* Relays the child's lines until its end of the socket closes, or until the child has ended: a
  * process it left behind may hold the socket open (the parent's side judges a driver by its exit,
- * src/sandbox/run.ts), so what is there when the child ends is read and no more. The parent sleeps
+ * src/sandbox/runProcess.ts), so what is there when the child ends is read and no more. The parent sleeps
  * until one or the other (a pidfd; where the kernel has none, a look at the child each second). */
 static void relay_all(relay_t *r, pid_t child) {
     char buf[RELAY_LINE_MAX + 1];
@@ -455,7 +455,7 @@ static void relay_all(relay_t *r, pid_t child) {
 }
 
 /* The child's end: the same signal it died of, or its exit code (4 after a forged CLOCK). A child
- * that ended without its END line gets none from the parent either: src/sandbox/run.ts says so. */
+ * that ended without its END line gets none from the parent either: src/sandbox/runProcess.ts says so. */
 static void finish(relay_t *r, pid_t child) {
     while (!r->reaped && waitpid(child, &r->status, 0) < 0 && errno == EINTR) {}
     int status = r->status;

@@ -2,7 +2,7 @@ import * as core from '@actions/core';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { PHASES } from '../campaign/run.js';
+import { PHASES } from '../campaign/runCampaign.js';
 import { errorMessage } from '../errors.js';
 import { actionsBuildCache } from '../github/buildCache.js';
 import type { ActionInputs } from '../github/inputs.js';

@@ -2,7 +2,7 @@ import * as core from '@actions/core';
 import { resolve } from 'node:path';
 import { loadSettings } from '../config/campaign.js';
 import { doctor } from '../campaign/doctor.js';
-import { defaultTrialCpu } from '../campaign/plan.js';
+import { defaultTrialCpu } from '../campaign/runPlan.js';
 import { readinessLines } from '../env/readiness.js';
 import type { SandboxSetting } from '../sandbox/bwrap.js';
 import { errorMessage } from '../errors.js';

@@ -1,7 +1,7 @@
 import * as core from '@actions/core';
 import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { runCampaign, type CampaignSummary } from '../campaign/run.js';
+import { runCampaign, type CampaignSummary } from '../campaign/runCampaign.js';
 import { validateDataset } from '../evidence/validate.js';
 import { forgeryShown, instanceStatus } from '../kat/status.js';
 import { publishedUnseenTruth } from '../github/baseline.js';
@@ -12,7 +12,7 @@ import { keepRunPairs } from '../compare/nightPairs.js';
 import { outcomeLines } from '../campaign/tracker.js';
 import { campaignOptions, workDir, workspace, writeJobSummary } from './context.js';
 import { renderAndOutput } from './pages.js';
-import { publishEvidence } from './publish.js';
+import { publishEvidence } from './publishEvidence.js';
 
 function reportKat(summary: CampaignSummary): number {
   const failures = summary.instances.filter((i) => instanceStatus(i) !== 'PASS');

@@ -3,7 +3,7 @@ import { join, relative, resolve } from 'node:path';
 import { historyVersions } from '../github/gitTree.js';
 import type { ActionInputs } from '../github/inputs.js';
 import { loadReportModel } from '../report/model.js';
-import { renderPages, writePages } from '../report/render.js';
+import { renderPages, writePages } from '../report/pages/render.js';
 import type { HistoryInput } from '../trend/history.js';
 import { trendHighlights } from '../report/pages/trends.js';
 import type { RootContent } from 'mdast';

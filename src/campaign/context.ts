@@ -3,7 +3,7 @@ import type { HarnessTools } from '../compile/harnessTools.js';
 import type { HostEnvironment } from '../env/host.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { BuildEntry } from '../evidence/types.js';
+import type { BuildEntry } from '../evidence/fileTypes.js';
 import { sha256File } from '../util/fsx.js';
 import type { Candidate, InvalidCandidate } from '../config/campaign.js';
 import { digestBitsOf } from '../config/hashInstance.js';
@@ -13,7 +13,7 @@ import type { Forgery, InstanceStatus, KatStatus } from '../kat/status.js';
 import type { CanaryReference } from '../measure/canary.js';
 import type { ProcessCost } from '../measure/processCost.js';
 import type { RunForecastSummary, StepEstimate } from './forecast.js';
-import type { Phase, RunPlan, Unit } from './plan.js';
+import type { Phase, RunPlan, Unit } from './runPlan.js';
 import type { Progress } from './progress.js';
 
 /** The kind of core a step holds while it runs (PhaseStep.core). */

@@ -9,7 +9,7 @@ import { probeSandbox, resolveSandbox } from '../env/sandboxProbe.js';
 import { systemCompiler } from '../env/toolchain.js';
 import { CoreBusy, type CoreLease, lockCore } from '../env/cpuLock.js';
 import type { SandboxSetting } from '../sandbox/bwrap.js';
-import { runProcess } from '../sandbox/run.js';
+import { runProcess } from '../sandbox/runProcess.js';
 import { freeBytes } from '../util/fsx.js';
 
 /** `ngcc-perf doctor`: the host's facts as a run would meet them, and the verdicts on them (env/readiness.ts). */

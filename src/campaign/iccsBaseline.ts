@@ -9,10 +9,10 @@ import { nativeDir } from '../util/paths.js';
 import { writeFileAtomic } from '../util/fsx.js';
 import { preparedEntry, type CampaignSummary, type PhaseStep } from './context.js';
 import { measure } from './measure.js';
-import type { Phase } from './plan.js';
+import type { Phase } from './runPlan.js';
 import { prepare, saveEntry } from './prepare.js';
 import type { Progress } from './progress.js';
-import { runCampaign } from './run.js';
+import { runCampaign } from './runCampaign.js';
 import { stale } from './stale.js';
 
 /**

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import { appendTrials, buildRecord } from '../evidence/record.js';
-import type { TimingRecord } from '../evidence/types.js';
+import type { TimingRecord } from '../evidence/fileTypes.js';
 import { forgeryShown, measurable, type Forgery } from '../kat/status.js';
 import { measureOperations, operationsOf, type OperationRequest, type OperationResult } from '../measure/operation.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 import { precisionOf } from '../measure/precision.js';
-import type { BuildEntry, BuildJson } from '../evidence/types.js';
+import type { BuildEntry, BuildJson } from '../evidence/fileTypes.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { saveEntry } from './prepare.js';
 import {

@@ -6,15 +6,15 @@ import type { Candidate } from '../config/campaign.js';
 import { declaredSecurity } from '../config/schemas.js';
 import { compilerVersion } from '../env/toolchain.js';
 import { relativeTo } from '../evidence/layout.js';
-import type { BuildEntry, BuildJson } from '../evidence/types.js';
+import type { BuildEntry, BuildJson } from '../evidence/fileTypes.js';
 import { formatKatLog, katBody } from '../kat/log.js';
 import { type ManifestEntry, readManifest } from '../config/katManifest.js';
-import { runKat, type KatOutcome } from '../kat/run.js';
+import { runKat, type KatOutcome } from '../kat/runKat.js';
 import { runHashKat } from '../kat/hashKat.js';
 import { elfSizes } from '../util/elf.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
 import { buildUnit, forcedRerunSeconds, previousSeconds, type PhaseStep, type RunContext } from './context.js';
-import type { Unit } from './plan.js';
+import type { Unit } from './runPlan.js';
 
 /** build.json `step_seconds` key of the part of `prepare` spent in the KAT driver. */
 export const KAT_SECONDS = 'prepare-kat';

@@ -1,4 +1,4 @@
-import { withCpus } from '../sandbox/run.js';
+import { withCpus } from '../sandbox/runProcess.js';
 import type { InstanceContext, PhaseStep } from './context.js';
 import { laneOf, startsNow, type StageKind, waitingOf } from './dispatch.js';
 

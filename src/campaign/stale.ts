@@ -1,11 +1,11 @@
 import { existsSync, rmSync } from 'node:fs';
 import type { EvidencePaths } from '../evidence/layout.js';
-import type { BuildEntry } from '../evidence/types.js';
+import type { BuildEntry } from '../evidence/fileTypes.js';
 import { measurable } from '../kat/status.js';
 import { operationsOf } from '../measure/operation.js';
 import { KEX_MAX_PASSES } from '../measure/kexOperations.js';
 import { katShown, preparedEntry, type PhaseStep } from './context.js';
-import type { Unit } from './plan.js';
+import type { Unit } from './runPlan.js';
 import { readPrevious } from './previous.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { BuildEntry, BuildJson } from '../evidence/types.js';
+import type { BuildEntry, BuildJson } from '../evidence/fileTypes.js';
 import { formatSeconds } from '../text/format.js';
 import { readJsonIfExists } from '../util/fsx.js';
 import type { PhaseStep } from './context.js';
@@ -16,7 +16,7 @@ import {
   type UnitForecast,
   unitCost,
 } from './forecast.js';
-import type { RunPlan, Unit } from './plan.js';
+import type { RunPlan, Unit } from './runPlan.js';
 import { laneOf } from './dispatch.js';
 import type { Stage } from './schedule.js';
 

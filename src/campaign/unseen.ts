@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { isNistKatRng } from '../config/campaign.js';
 import { readManifest } from '../config/katManifest.js';
 import { nistEntryPrefix } from '../compile/nistShim.js';
-import type { BuildEntry, BuildJson } from '../evidence/types.js';
+import type { BuildEntry, BuildJson } from '../evidence/fileTypes.js';
 import { measurable } from '../kat/status.js';
 import {
   answerUnseenSeed,
@@ -18,7 +18,7 @@ import {
 } from '../kat/unseen.js';
 import { readJsonIfExists } from '../util/fsx.js';
 import { driverTypeOf, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
-import type { Unit } from './plan.js';
+import type { Unit } from './runPlan.js';
 import { saveEntry } from './prepare.js';
 
 /**

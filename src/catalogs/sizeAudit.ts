@@ -1,4 +1,4 @@
-import type { BuildEntry, TimingRecord } from '../evidence/types.js';
+import type { BuildEntry, TimingRecord } from '../evidence/fileTypes.js';
 import type { CatalogSize } from './catalogs.js';
 
 /** Sizes in bytes as the API reports them, by field name (pk_bytes, ct_bytes, …). */

@@ -1,8 +1,8 @@
 import { amount, cycles, firstLine, sideFigure, spreadText } from './cells.js';
 import { signedPct } from '../text/format.js';
-import { ctSite } from './ct.js';
+import { ctSite } from './ctChanges.js';
 import { isCarriedOver } from './markdown.js';
-import type { CompareReport, PullRequestContext } from './types.js';
+import type { CompareReport, PullRequestContext } from './compareReport.js';
 
 /** One workflow annotation of a comparison (GitHub shows them on the run and the pull request). */
 export interface Annotation {

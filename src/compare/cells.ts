@@ -1,6 +1,6 @@
 import { MISSING, formatCycles, pyFixed } from '../text/format.js';
 import { disturbedTrials, sideSpread } from './stats.js';
-import type { SideStats } from './types.js';
+import type { SideStats } from './compareReport.js';
 
 /** How the numbers and messages of a comparison read, in its Markdown and its annotations alike. */
 

@@ -6,12 +6,12 @@ import { loadCampaign } from '../config/campaign.js';
 import { instanceStatus, measurable } from '../kat/status.js';
 import { heldToShown } from '../kat/unseen.js';
 import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, HISTORY_SIGMAS, RSS_NOISE_BYTES } from '../config/defaults.js';
-import { type CtEvidence, readCtEvidence } from '../evidence/ct.js';
+import { type CtEvidence, readCtEvidence } from '../evidence/ctEvidence.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { validateDataset } from '../evidence/validate.js';
 import { partialStop, refusedTrials } from '../measure/refusals.js';
 import { instanceKey, parseInstanceKey } from '../evidence/layout.js';
-import type { BuildEntry, TimingRecord } from '../evidence/types.js';
+import type { BuildEntry, TimingRecord } from '../evidence/fileTypes.js';
 import { roundsOf } from '../evidence/record.js';
 import { InputError } from '../errors.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
@@ -30,8 +30,8 @@ import {
 } from './stats.js';
 import { median, quantile } from 'simple-statistics';
 import { plural, pyFixed, pyGeneral } from '../text/format.js';
-import { ctBuildFailures, newCtFindings } from './ct.js';
-import type { CompareReport, CompareRow, KatChange, SideStats, ValueChange } from './types.js';
+import { ctBuildFailures, newCtFindings } from './ctChanges.js';
+import type { CompareReport, CompareRow, KatChange, SideStats, ValueChange } from './compareReport.js';
 
 export interface CompareOptions {
   baseDir: string;

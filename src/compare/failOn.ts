@@ -1,5 +1,5 @@
 import { InputError } from '../errors.js';
-import type { CompareReport } from './types.js';
+import type { CompareReport } from './compareReport.js';
 
 const FAIL_ON = ['regression', 'kat', 'size-audit', 'ct'] as const;
 export type FailOn = (typeof FAIL_ON)[number];

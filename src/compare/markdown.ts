@@ -6,11 +6,11 @@ import { MISSING, pyFixed, pyGeneral, plural, signedPct } from '../text/format.j
 import { pairCount } from './compare.js';
 import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../text/md.js';
 import { amount, cycles, firstLine, sideFigure, spreadText } from './cells.js';
-import { ctSite } from './ct.js';
+import { ctSite } from './ctChanges.js';
 import { COMPILER_MADE_NOTE } from '../ct/findings.js';
 import { kindMeanings } from '../ct/meanings.js';
 import { DISTURBED_OFF_CPU_SHARE } from './stats.js';
-import type { CompareReport, CompareRow, PullRequestContext, SideStats, ValueChange, Verdict } from './types.js';
+import type { CompareReport, CompareRow, PullRequestContext, SideStats, ValueChange, Verdict } from './compareReport.js';
 
 /**
  * The Markdown of one system's comparison: the headline, the finding groups, and a rendering that

@@ -3,7 +3,7 @@ import { evidencePaths, instanceKey } from '../evidence/layout.js';
 import { readJsonIfExists } from '../util/fsx.js';
 import { type PairedOperation, writePairedNight } from '../evidence/pairedNight.js';
 import { compareEvidence, pairCount } from './compare.js';
-import type { CompareReport } from './types.js';
+import type { CompareReport } from './compareReport.js';
 
 /** The start of the head record a row judged, as the run wrote it. */
 function headStarted(systemDir: string, r: { candidate: string; label: string; operation: string }): string | undefined {

@@ -3,7 +3,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import type { Candidate } from '../config/campaign.js';
 import type { InstanceSpec } from '../config/schemas.js';
 import type { SandboxMode, SandboxSpec } from '../sandbox/bwrap.js';
-import { runProcess } from '../sandbox/run.js';
+import { runProcess } from '../sandbox/runProcess.js';
 import { diskFullError, freeBytes, sha256File, sha256Hex, writeFileAtomic, readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir, toolRoot } from '../util/paths.js';
 import { HARNESS_DEFAULT, guideFlags, hostArch, type FlagVariant } from './flags.js';

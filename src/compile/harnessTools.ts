@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runProcess } from '../sandbox/run.js';
+import { runProcess } from '../sandbox/runProcess.js';
 import { readJson, readJsonIfExists, sha256File, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
 import { compilerVersion, HARNESS_CC, systemToolPath } from '../env/toolchain.js';

@@ -1,6 +1,6 @@
 import { basename, join } from 'node:path';
 import type { Toolchain } from '../env/toolchain.js';
-import type { RunResult } from '../sandbox/run.js';
+import type { RunResult } from '../sandbox/runProcess.js';
 
 /** Runs one command of a build in its sandbox, from `cwd` (the instance folder when absent). */
 export type BuildStep = (argv: string[], cwd?: string) => Promise<RunResult>;

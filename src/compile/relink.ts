@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { runProcess, type RunResult } from '../sandbox/run.js';
+import { runProcess, type RunResult } from '../sandbox/runProcess.js';
 import { type buildArgv, buildSandbox, type BuildRequest } from './compile.js';
 import { toolchainOf } from '../env/toolchain.js';
 import { compileObjects, symbolsOf } from './objects.js';

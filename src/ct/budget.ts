@@ -3,7 +3,7 @@ export interface CtBudget {
   calls: number;
   /** How many times slower an operation runs under memcheck than natively. */
   valgrindFactor: number;
-  /** Whether the factor was measured on this library (campaign/ct.ts), or is ct.valgrind_factor's assumption. */
+  /** Whether the factor was measured on this library (campaign/ctPhase.ts), or is ct.valgrind_factor's assumption. */
   factorMeasured?: boolean;
   /** Seconds valgrind needs to start and end a process besides the calls. */
   startupSeconds: number;

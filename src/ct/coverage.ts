@@ -1,10 +1,10 @@
 import { constants, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join, normalize, resolve, sep } from 'node:path';
 import type { SandboxMode } from '../sandbox/bwrap.js';
-import { runDriver, runProcess } from '../sandbox/run.js';
+import { runDriver, runProcess } from '../sandbox/runProcess.js';
 import { nativeDir } from '../util/paths.js';
-import { ctJob, type CtRunRequest } from './run.js';
-import type { CtCoverage } from './types.js';
+import { ctJob, type CtRunRequest } from './runCtOperation.js';
+import type { CtCoverage } from './findingKinds.js';
 
 /** Never-run functions a ct file names (the rest are counted). */
 const NEVER_RUN_SHOWN = 40;

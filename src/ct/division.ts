@@ -1,6 +1,6 @@
 import type { CtDivision, CtFile, CtFinding } from './findings.js';
 import type { SandboxMode, SandboxSpec } from '../sandbox/bwrap.js';
-import { runProcess } from '../sandbox/run.js';
+import { runProcess } from '../sandbox/runProcess.js';
 import { closure, ENTRY, parseDisassembly, STOPS } from '../profile/survey.js';
 
 /**

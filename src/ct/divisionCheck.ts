@@ -2,10 +2,10 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { makeScratch, removeScratch } from '../util/scratch.js';
 import { basename, join } from 'node:path';
 import type { SandboxSpec } from '../sandbox/bwrap.js';
-import { runDriver, runProcess } from '../sandbox/run.js';
+import { runDriver, runProcess } from '../sandbox/runProcess.js';
 import type { DivisionSite } from './division.js';
-import { ctJob, type CtRunRequest } from './run.js';
-import type { CtOperation } from './types.js';
+import { ctJob, type CtRunRequest } from './runCtOperation.js';
+import type { CtOperation } from './findingKinds.js';
 
 /**
  * The division check (docs/method.md#constant-time-check): every division the scan found is watched

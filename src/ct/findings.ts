@@ -3,10 +3,10 @@
  * few facts the pages and comparisons derive from it.
  */
 
-import type { CtEvidence, CtFinding } from './types.js';
+import type { CtEvidence, CtFinding } from './findingKinds.js';
 
-export type { CtDivision, CtFinding } from './types.js';
-export { COMPILER_MADE_NOTE, CT_KINDS } from './types.js';
+export type { CtDivision, CtFinding } from './findingKinds.js';
+export { COMPILER_MADE_NOTE, CT_KINDS } from './findingKinds.js';
 /** The pages' and comparisons' name for a ct file. */
 export type CtFile = CtEvidence;
 

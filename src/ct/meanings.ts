@@ -1,6 +1,6 @@
 import type { RootContent } from 'mdast';
 import { bullets, code } from '../text/md.js';
-import { CT_KIND_MEANING, CT_KINDS } from './types.js';
+import { CT_KIND_MEANING, CT_KINDS } from './findingKinds.js';
 
 /** One line on each kind of site the table shows: what it may tell an attacker. */
 export function kindMeanings(kinds: readonly string[]): RootContent[] {

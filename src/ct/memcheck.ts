@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import type { CompilerMade } from './sourceHint.js';
-import type { CtFinding, CtKind } from './types.js';
+import type { CtFinding, CtKind } from './findingKinds.js';
 import { child, childrenOf, parseXml, textOf, type XmlElement } from './xml.js';
 
 /** One frame of a memcheck stack. */

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { loadYaml } from '../config/yamlFile.js';
-import { CT_KINDS, type CtFinding } from './types.js';
+import { CT_KINDS, type CtFinding } from './findingKinds.js';
 
 /** The per-candidate file of known-public sites (docs/evidence-format.md#ct-suppressionsyml). */
 export const CT_SUPPRESSIONS_FILE = 'ct-suppressions.yml';

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type HarnessTools, nativeBinary } from '../compile/harnessTools.js';
 import { HARNESS_CC, systemToolPath } from '../env/toolchain.js';
-import { runProcess } from '../sandbox/run.js';
+import { runProcess } from '../sandbox/runProcess.js';
 import { readJsonIfExists, sha256File, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
 

@@ -2,7 +2,7 @@ import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, mkdirSync, 
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InputError } from '../errors.js';
-import { runProcess } from '../sandbox/run.js';
+import { runProcess } from '../sandbox/runProcess.js';
 import { formatCpuList } from './cpus.js';
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { InputError } from '../errors.js';
 import type { Where } from '../config/arguments.js';
-import { runProcess } from '../sandbox/run.js';
+import { runProcess } from '../sandbox/runProcess.js';
 
 /** The CPUs of this host and process: what trials may be pinned to. */
 

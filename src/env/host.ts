@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { arch, hostname, loadavg, release } from 'node:os';
 import { compilerVersion, HARNESS_CC } from './toolchain.js';
-import { firstLineOf } from '../sandbox/run.js';
+import { firstLineOf } from '../sandbox/runProcess.js';
 import { toolVersion } from '../util/paths.js';
 
 function read(path: string): string | null {

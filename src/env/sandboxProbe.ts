@@ -1,6 +1,6 @@
 import { InputError } from '../errors.js';
 import { hostSystemView, unshareArgv, type SandboxMode, type SandboxSetting, type SandboxSpec } from '../sandbox/bwrap.js';
-import { runProcess, runsQuietly, type RunResult } from '../sandbox/run.js';
+import { runProcess, runsQuietly, type RunResult } from '../sandbox/runProcess.js';
 import { HARNESS_CC, systemToolPath } from './toolchain.js';
 
 export interface SandboxProbe {

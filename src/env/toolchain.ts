@@ -1,6 +1,6 @@
 import { accessSync, constants, realpathSync } from 'node:fs';
 import { basename, delimiter, isAbsolute, join } from 'node:path';
-import { firstLineOf } from '../sandbox/run.js';
+import { firstLineOf } from '../sandbox/runProcess.js';
 
 /**
  * The compiler of the harness's own tools (the drivers, the ct driver, the sandbox probe): trusted
@@ -52,7 +52,7 @@ export function systemToolPath(name: string): string {
   let path = resolved.get(name);
   if (path === undefined) {
     path = systemCompiler(name);
-    // ngcc-perf.yml's compiler is checked in campaign/plan.ts with the file's name; this is the backstop.
+    // ngcc-perf.yml's compiler is checked in campaign/runPlan.ts with the file's name; this is the backstop.
     if (path === undefined)
       throw new Error(`'${name}' is not a program of this system: no executable of that name on PATH lives under /usr, /bin or /sbin`);
     resolved.set(name, path);

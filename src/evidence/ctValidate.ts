@@ -2,9 +2,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { CT_MAX_CALLS } from '../config/defaults.js';
-import { CT_KINDS, CT_STATUSES } from '../ct/types.js';
+import { CT_KINDS, CT_STATUSES } from '../ct/findingKinds.js';
 import { evidencePaths, instanceKey } from './layout.js';
-import type { BuildJson } from './types.js';
+import type { BuildJson } from './fileTypes.js';
 
 const findingSchema = z
   .object({
@@ -39,7 +39,7 @@ const operationSchema = z
   })
   .passthrough();
 
-/** Memcheck's slowdown measured on a build (src/campaign/ct.ts measureSlowdown), or why it could not be. */
+/** Memcheck's slowdown measured on a build (src/campaign/ctPhase.ts measureSlowdown), or why it could not be. */
 const slowdownSchema = z.union([
   z
     .object({ operation: z.string().min(1), factor: z.number().min(1), calls_s: z.number().positive(), native_s: z.number().positive() })

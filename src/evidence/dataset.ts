@@ -5,7 +5,7 @@ import { readJson } from '../util/fsx.js';
 import type { z } from 'zod';
 import { evidencePaths } from './layout.js';
 import { buildShape, objectShape, profileShape, recordShape, shapeProblem } from './shapes.js';
-import type { BuildJson, HashProfile, MemoryRecord, TimingRecord } from './types.js';
+import type { BuildJson, HashProfile, MemoryRecord, TimingRecord } from './fileTypes.js';
 
 /** Everything under DATA_DIR/<system>/, ours or the ngcc-harness's (schema 2). */
 export interface Dataset {

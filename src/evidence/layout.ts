@@ -43,7 +43,7 @@ export const evidencePaths = (systemDir: string) => ({
   record: (id: string, label: string, op: string) => join(systemDir, 'records', id, operationFile(label, op)),
   profile: (id: string, label: string, op: string) => join(systemDir, 'profile', id, operationFile(label, op)),
   survey: (id: string, label: string) => join(systemDir, 'survey', id, `${label}.json`),
-  /** The constant-time check of an instance, all its operations in one file (src/ct/types.ts). */
+  /** The constant-time check of an instance, all its operations in one file (src/ct/findingKinds.ts). */
   ct: (id: string, label: string) => join(systemDir, 'ct', id, `${label}.json`),
   memory: (id: string, label: string, op: string) => join(systemDir, 'memory', id, operationFile(label, op)),
   /** A rebuilt instance measured beside last night's library, and the pull-request rule's verdicts (evidence/pairedNight.ts). */

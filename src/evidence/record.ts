@@ -4,7 +4,7 @@ import { inputBytes, type OperationResult } from '../measure/operation.js';
 import { precisionOf } from '../measure/precision.js';
 import { type Refusal, refusedTrials } from '../measure/refusals.js';
 import { deriveStatistics } from '../measure/stats.js';
-import type { BuildEntry, TimingRecord } from './types.js';
+import type { BuildEntry, TimingRecord } from './fileTypes.js';
 
 export interface RecordInput {
   unit: { candidate: Candidate; label: string };

@@ -11,7 +11,7 @@ import { calibrationProblems } from './calibration.js';
 import { validateCtFiles } from './ctValidate.js';
 import { type Dataset, loadDataset } from './dataset.js';
 import { BUILD_FILE, evidencePaths, instanceKey } from './layout.js';
-import type { BuildEntry, HashProfile, TimingRecord } from './types.js';
+import type { BuildEntry, HashProfile, TimingRecord } from './fileTypes.js';
 
 const REL_TOLERANCE = 1e-9;
 

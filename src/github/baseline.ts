@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Baseline } from '../compare/types.js';
-import type { BuildJson } from '../evidence/types.js';
+import type { Baseline } from '../compare/compareReport.js';
+import type { BuildJson } from '../evidence/fileTypes.js';
 import { evidencePaths, INSTANCE_DIRS, parseInstanceKey } from '../evidence/layout.js';
 import { readJson, writeJsonAtomic } from '../util/fsx.js';
 import { extractAt, lastChangeOf } from './gitTree.js';

@@ -1,5 +1,5 @@
 import { renderComparison, type MarkdownOptions } from '../compare/markdown.js';
-import type { CompareReport } from '../compare/types.js';
+import type { CompareReport } from '../compare/compareReport.js';
 import { SYSTEM_ID, SYSTEM_ID_RULE } from '../config/defaults.js';
 
 /**

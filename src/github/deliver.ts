@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { annotations } from '../compare/annotations.js';
 import { failReasons, type FailOn } from '../compare/failOn.js';
 import { hasFindings, headline } from '../compare/markdown.js';
-import type { CompareReport, PullRequestContext } from '../compare/types.js';
+import type { CompareReport, PullRequestContext } from '../compare/compareReport.js';
 import { errorMessage } from '../errors.js';
 import { renderComment, renderJobSummary } from './comment.js';
 import { makeOctokit, upsertStickyComment } from './githubApi.js';

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { makeScratch, removeScratch } from '../util/scratch.js';
 import { dirname, join, posix } from 'node:path';
-import { runProcess, type RunResult } from '../sandbox/run.js';
+import { runProcess, type RunResult } from '../sandbox/runProcess.js';
 import { filesUnder, writeJsonAtomic } from '../util/fsx.js';
 import { BUILD_FILE, CAMPAIGN_FILE, instanceOfPath } from '../evidence/layout.js';
 import { mergeCampaignJson, mergeInstances } from '../evidence/merge.js';

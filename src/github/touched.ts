@@ -7,7 +7,7 @@ import { buildArgv, flagsFor, type BuildRequest, type FlagSet } from '../compile
 import { harnessVersion } from '../compile/harnessTools.js';
 import { errorMessage } from '../errors.js';
 import { evidencePaths, instanceKey, parseInstanceKey } from '../evidence/layout.js';
-import type { BuildEntry, BuildJson } from '../evidence/types.js';
+import type { BuildEntry, BuildJson } from '../evidence/fileTypes.js';
 import { readJsonIfExists, sha256File } from '../util/fsx.js';
 import { changedFiles } from './gitTree.js';
 

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { digestBitsOf } from '../config/hashInstance.js';
 import type { ManifestEntry } from '../config/katManifest.js';
 import { hashDriverType } from '../measure/hashOperations.js';
-import { runDriver } from '../sandbox/run.js';
+import { runDriver } from '../sandbox/runProcess.js';
 import { writeFileAtomic } from '../util/fsx.js';
 import { canonicalDigest } from './manifest.js';
-import { classifyDriverFailure, katTextOf, type KatFile, type KatOutcome, type KatRequest } from './run.js';
+import { classifyDriverFailure, katTextOf, type KatFile, type KatOutcome, type KatRequest } from './runKat.js';
 import type { KatStatus } from './status.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { KatOutcome } from './run.js';
+import type { KatOutcome } from './runKat.js';
 import { formatManifestLine } from '../config/katManifest.js';
 import type { KatStatus } from './status.js';
 

@@ -2,9 +2,9 @@ import { InputError } from '../errors.js';
 import type { DigestMode, ManifestEntry } from '../config/katManifest.js';
 import { canonicalDigest } from './manifest.js';
 import { createHash, randomBytes } from 'node:crypto';
-import { runDriver } from '../sandbox/run.js';
+import { runDriver } from '../sandbox/runProcess.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
-import { classifyDriverFailure, katTextOf } from './run.js';
+import { classifyDriverFailure, katTextOf } from './runKat.js';
 
 /**
  * Unseen seeds (docs/method.md#unseen-seeds): the KAT's own procedure, started from a seed no library

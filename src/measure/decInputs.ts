@@ -1,7 +1,7 @@
 import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { runDriver, type ChannelMark } from '../sandbox/run.js';
+import { runDriver, type ChannelMark } from '../sandbox/runProcess.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { firstDifference, transcriptOf, type Transcript } from './transcript.js';
 import { makeScratch, removeScratch } from '../util/scratch.js';

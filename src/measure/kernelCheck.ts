@@ -1,4 +1,4 @@
-import type { ChannelMark } from '../sandbox/run.js';
+import type { ChannelMark } from '../sandbox/runProcess.js';
 
 /**
  * The outside check of a trial (docs/method.md#the-kernels-view): the cycles a driver reports come

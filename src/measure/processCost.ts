@@ -1,4 +1,4 @@
-import type { ChannelMark } from '../sandbox/run.js';
+import type { ChannelMark } from '../sandbox/runProcess.js';
 
 /**
  * Where a timing process's wall time goes (issue: the fixed cost per process), from the parent's own

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { runDriver } from '../sandbox/run.js';
+import { runDriver } from '../sandbox/runProcess.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import type { TrialProcess } from './trial.js';
 import type { InputsCheck } from './decInputs.js';

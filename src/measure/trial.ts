@@ -1,4 +1,4 @@
-import { runDriver, type ChannelMark, type DriverRun } from '../sandbox/run.js';
+import { runDriver, type ChannelMark, type DriverRun } from '../sandbox/runProcess.js';
 import type { Trial } from './stats.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { CONTRADICTION, kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from './kernelCheck.js';

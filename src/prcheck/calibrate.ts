@@ -8,7 +8,7 @@ import { evidencePaths } from '../evidence/layout.js';
 import { lockSystem, otherLiveWriter } from '../evidence/lock.js';
 import { InputError } from '../errors.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
-import type { CampaignOptions } from '../campaign/plan.js';
+import type { CampaignOptions } from '../campaign/runPlan.js';
 import { judgePullRequest, runPairedRounds } from './pairedRounds.js';
 
 export interface CalibrateOptions
@@ -81,18 +81,20 @@ export const calibrationSides = (work: string) => ({ headData: join(work, 'head'
 /** One paired A/A check, as a pull request is measured and judged: each paired row's verdict. */
 async function calibrationRepeat(opts: CalibrateOptions, work: string, i: number, facts: RunFacts): Promise<CalibrationVerdict[]> {
   const { headData, baseData } = calibrationSides(work);
+  // One set of options for both runs of a repeat: its progress counts on across them.
+  const run = {
+    campaignDir: opts.campaignDir,
+    system: opts.system,
+    dataDir: headData,
+    only: opts.only,
+    cpu: opts.cpu,
+    trialTarget: opts.trialTarget,
+    progress: opts.progress,
+    argumentNames: opts.argumentNames,
+    against: { campaignDir: opts.campaignDir, dataDir: baseData },
+  };
   const { summary, report, undecided } = await runPairedRounds({
-    campaign: {
-      campaignDir: opts.campaignDir,
-      system: opts.system,
-      dataDir: headData,
-      only: opts.only,
-      cpu: opts.cpu,
-      trialTarget: opts.trialTarget,
-      progress: opts.progress,
-      argumentNames: opts.argumentNames,
-      against: { campaignDir: opts.campaignDir, dataDir: baseData },
-    },
+    campaign: () => run,
     phases: new Set(['build', 'kat', 'measure'] as const),
     rounds: opts.rounds,
     extraRounds: opts.extraRounds,
@@ -102,7 +104,6 @@ async function calibrationRepeat(opts: CalibrateOptions, work: string, i: number
         headDir: headData,
         system: opts.system,
         thresholdPct: opts.thresholdPct,
-        campaignDir: opts.campaignDir,
       }),
   });
   const rows = report.rows.filter((r) => r.paired === true);

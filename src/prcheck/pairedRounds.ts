@@ -1,8 +1,8 @@
 import type { CampaignSummary } from '../campaign/context.js';
-import type { CampaignOptions, Phase } from '../campaign/plan.js';
-import { runCampaign } from '../campaign/run.js';
+import type { CampaignOptions, Phase } from '../campaign/runPlan.js';
+import { runCampaign } from '../campaign/runCampaign.js';
 import { compareEvidence, rowKey, undecidedRows } from '../compare/compare.js';
-import type { CompareReport, CompareRow } from '../compare/types.js';
+import type { CompareReport, CompareRow } from '../compare/compareReport.js';
 import { DEFAULT_ALPHA } from '../config/defaults.js';
 
 /**
@@ -17,7 +17,8 @@ export interface Judgement {
   headDir: string;
   system: string;
   thresholdPct: number;
-  campaignDir: string;
+  /** For the size audit's catalog (external_sizes.csv); the timing verdicts never read it. */
+  campaignDir?: string;
   /** Earlier nightly evidence trees: their run-to-run spread (none in a calibration). */
   history?: string[];
   /** Rows the nightly trends mark unstable: their regressions fail nothing. */
@@ -32,7 +33,7 @@ export function judgePullRequest(j: Judgement): CompareReport {
     system: j.system,
     thresholdPct: j.thresholdPct,
     alpha: DEFAULT_ALPHA,
-    campaignDir: j.campaignDir,
+    ...(j.campaignDir ? { campaignDir: j.campaignDir } : {}),
     ...(j.history ? { history: j.history } : {}),
     ...(j.unstable ? { unstable: j.unstable } : {}),
   });
@@ -42,8 +43,11 @@ export function judgePullRequest(j: Judgement): CompareReport {
 type SetByRounds = 'phases' | 'force' | 'pairedTrials' | 'extraRounds';
 
 export interface PairedRounds {
-  /** Head's campaign run, its `against` naming the base side measured beside it. */
-  campaign: Omit<CampaignOptions, SetByRounds>;
+  /**
+   * Head's campaign run, its `against` naming the base side measured beside it; asked once per run,
+   * so that each run may get its own progress display.
+   */
+  campaign: () => Omit<CampaignOptions, SetByRounds>;
   /** The first run's phases (the extra rounds measure only). */
   phases: ReadonlySet<Phase>;
   /** Trial pairs of the first rounds (`pr-rounds`). */
@@ -70,14 +74,14 @@ export interface PairedOutcome {
  * undecided (and only those), judged again.
  */
 export async function runPairedRounds(p: PairedRounds): Promise<PairedOutcome> {
-  const summary = await runCampaign({ ...p.campaign, phases: new Set(p.phases), force: true, pairedTrials: p.rounds });
+  const summary = await runCampaign({ ...p.campaign(), phases: new Set(p.phases), force: true, pairedTrials: p.rounds });
   p.afterRun?.();
   const first = p.judge();
   const undecided = p.extraRounds > 0 ? undecidedRows(first) : [];
   if (undecided.length === 0) return { summary, report: first, undecided };
   p.onUndecided?.(undecided);
   await runCampaign({
-    ...p.campaign,
+    ...p.campaign(),
     phases: new Set(['measure'] as const),
     campaignPhases: false,
     force: false,

@@ -1,15 +1,15 @@
 import * as core from '@actions/core';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { PHASES, runCampaign } from '../campaign/run.js';
+import { PHASES, runCampaign } from '../campaign/runCampaign.js';
 import { HISTORY_COMMITS_READ } from '../config/defaults.js';
 import { pairCount, rowKey } from '../compare/compare.js';
-import type { Phase } from '../campaign/plan.js';
+import type { Phase } from '../campaign/runPlan.js';
 import { judgePullRequest, runPairedRounds } from './pairedRounds.js';
 import { pyFixed } from '../text/format.js';
-import type { Baseline, CompareReport, CompareRow, PullRequestContext } from '../compare/types.js';
+import type { Baseline, CompareReport, CompareRow, PullRequestContext } from '../compare/compareReport.js';
 import { evidencePaths, parseInstanceKey } from '../evidence/layout.js';
-import type { BuildJson } from '../evidence/types.js';
+import type { BuildJson } from '../evidence/fileTypes.js';
 import { instanceStatus } from '../kat/status.js';
 import { baselineName, findBaseline, headFromBaseline, overlayPairedRecords } from '../github/baseline.js';
 import { deliverResults, postComment } from '../github/deliver.js';
@@ -22,7 +22,7 @@ import { unstableRows } from '../trend/history.js';
 import { readJsonIfExists } from '../util/fsx.js';
 import { toolRoot } from '../util/paths.js';
 import { campaignOptions, runUrl, workDir, workspace } from '../action/context.js';
-import { publishEvidence } from '../action/publish.js';
+import { publishEvidence } from '../action/publishEvidence.js';
 
 /** The pull-request event, as readPullRequestEvent gives it. */
 type PullRequestEvent = ReturnType<typeof readPullRequestEvent>;
@@ -217,11 +217,12 @@ async function pairedWithBase(
   const overlay = () => overlayPairedRecords(join(pairedDir, inputs.system), join(plan.baseData, inputs.system));
   let paired: number | undefined;
   const outcome = await runPairedRounds({
-    campaign: {
+    // Options made afresh for each run, each with its own progress display, as before the loop was shared.
+    campaign: () => ({
       ...campaignOptions(inputs, plan.headData),
       only: run.only,
       against: { campaignDir: run.base.campaignDir, dataDir: pairedDir },
-    },
+    }),
     phases: run.phases,
     rounds: inputs.prRounds,
     extraRounds: inputs.prExtraRounds,

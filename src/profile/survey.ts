@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { KatRng } from '../config/campaign.js';
 import type { SandboxMode, SandboxSpec } from '../sandbox/bwrap.js';
-import { runProcess } from '../sandbox/run.js';
+import { runProcess } from '../sandbox/runProcess.js';
 import { loadSegments } from '../util/elf.js';
 import { FINGERPRINTS, ICCS_DRNG, ICCS_HASH, OTHER_RANDOMNESS, RANDOMBYTES } from './constants.js';
 

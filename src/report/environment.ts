@@ -1,5 +1,5 @@
 import { median } from 'simple-statistics';
-import type { BuildEntry, TimingRecord } from '../evidence/types.js';
+import type { BuildEntry, TimingRecord } from '../evidence/fileTypes.js';
 import { formatGHz, formatMHz, formatMiB } from '../text/format.js';
 
 const NOT_RECORDED = 'not recorded';

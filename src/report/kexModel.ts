@@ -1,4 +1,4 @@
-import type { InstanceView } from './types.js';
+import type { InstanceView } from './views.js';
 
 /**
  * A key exchange's figures as the pages show them, from whatever evidence holds them: build.json

@@ -6,7 +6,7 @@ import { readKatIssues, readSizeCatalog, readSurvey } from '../catalogs/catalogs
 import { type Campaign, loadCampaign } from '../config/campaign.js';
 import { declaredSecurity, settingsSchema } from '../config/schemas.js';
 import { readCalibration } from '../evidence/calibration.js';
-import { readCtEvidence } from '../evidence/ct.js';
+import { readCtEvidence } from '../evidence/ctEvidence.js';
 import { type Dataset, loadDataset } from '../evidence/dataset.js';
 import { validateDataset } from '../evidence/validate.js';
 import {
@@ -18,7 +18,7 @@ import {
   parseInstanceKey,
   surveyRelPath,
 } from '../evidence/layout.js';
-import type { BuildJson, TimingRecord } from '../evidence/types.js';
+import type { BuildJson, TimingRecord } from '../evidence/fileTypes.js';
 import { ICCS_BASELINE_ID } from '../measure/iccsBaseline.js';
 import { hashMessageBytes, hashOperation } from '../measure/hashOperations.js';
 import { OPERATIONS, operationsOf } from '../measure/operation.js';
@@ -27,7 +27,7 @@ import { kexPassesOf } from './kexModel.js';
 import type { InstanceSurvey } from '../profile/survey.js';
 import { readJson } from '../util/fsx.js';
 import { archName, measuredEnvironment } from './environment.js';
-import type { CandidateView, InstanceView, ReportModel, SystemEntry, UnreadableFile } from './types.js';
+import type { CandidateView, InstanceView, ReportModel, SystemEntry, UnreadableFile } from './views.js';
 
 function katLogHeader(systemDir: string, path: string | undefined): Record<string, string> {
   if (!path || !existsSync(join(systemDir, path))) return {};

@@ -1,7 +1,7 @@
-import type { HashProfile, TimingRecord } from '../evidence/types.js';
+import type { HashProfile, TimingRecord } from '../evidence/fileTypes.js';
 import { HASH_MESSAGE_BYTES, hashOperation } from '../measure/hashOperations.js';
 import { ICCS_HELPERS, type IccsHelper, iccsLabel } from '../measure/iccsBaseline.js';
-import type { CandidateView } from './types.js';
+import type { CandidateView } from './views.js';
 
 /**
  * What the ICCS placeholder hash functions cost an operation (docs/pages.md#what-the-placeholder-costs):

@@ -1,4 +1,4 @@
-import type { HashProfile } from '../evidence/types.js';
+import type { HashProfile } from '../evidence/fileTypes.js';
 import { pyGeneral } from '../text/format.js';
 import { DRNG_FNS } from '../measure/shares.js';
 

@@ -1,12 +1,12 @@
 import type { DeclaredSecurity } from '../config/schemas.js';
-import type { TimingRecord } from '../evidence/types.js';
+import type { TimingRecord } from '../evidence/fileTypes.js';
 import { instanceStatus } from '../kat/status.js';
 import { hashMessageBytes, hashOperation } from '../measure/hashOperations.js';
 import { refusedTrials, partialStop } from '../measure/refusals.js';
 import { deriveStatistics, recordSpread } from '../measure/stats.js';
 import { formatSpread } from '../text/format.js';
 import { isNoisy } from './spread.js';
-import type { CandidateView, InstanceView, ReportModel } from './types.js';
+import type { CandidateView, InstanceView, ReportModel } from './views.js';
 
 /**
  * Who is fastest at each claimed security level (docs/pages.md#rankings): the summary's rankings as

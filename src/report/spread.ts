@@ -1,4 +1,4 @@
-import type { TimingRecord } from '../evidence/types.js';
+import type { TimingRecord } from '../evidence/fileTypes.js';
 import { NOISY_TRIAL_SPREAD, recordSpread } from '../measure/stats.js';
 import { precisionOf, type AdaptiveRule } from '../measure/precision.js';
 import { PARTIAL_MARK, PARTIAL_NOTE, partialStop, REFUSED_NOTE, refusedMark, refusedTrials } from '../measure/refusals.js';

@@ -13,14 +13,14 @@ import {
   type RowNights,
 } from '../compare/nights.js';
 import { medianTrial } from '../compare/stats.js';
-import type { CompareRow } from '../compare/types.js';
+import type { CompareRow } from '../compare/compareReport.js';
 import { DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, NIGHT_CANARY_MARGIN, UNSTABLE_MIN_CALLS } from '../config/defaults.js';
 import { trialCanary } from '../measure/canary.js';
-import { readCtEvidence } from '../evidence/ct.js';
+import { readCtEvidence } from '../evidence/ctEvidence.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { evidencePaths, instanceKey } from '../evidence/layout.js';
 import { type PairedOperation, readPairedVerdict } from '../evidence/pairedNight.js';
-import type { TimingRecord } from '../evidence/types.js';
+import type { TimingRecord } from '../evidence/fileTypes.js';
 import { errorMessage } from '../errors.js';
 import { recordSpread } from '../measure/stats.js';
 

@@ -1,6 +1,6 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runProcess } from '../../src/sandbox/run.js';
+import { runProcess } from '../../src/sandbox/runProcess.js';
 
 const IDENTITY = {
   GIT_AUTHOR_NAME: 'Test',

@@ -5,8 +5,8 @@ import remarkGfm from 'remark-gfm';
 import remarkParse from 'remark-parse';
 import { unified } from 'unified';
 import { loadReportModel } from '../../src/report/model.js';
-import { renderPages } from '../../src/report/render.js';
-import type { ReportModel } from '../../src/report/types.js';
+import { renderPages } from '../../src/report/pages/render.js';
+import type { ReportModel } from '../../src/report/views.js';
 import { repoRoot, testData, tempDir } from './tmp.js';
 
 export function parsePage(markdown: string): Root {

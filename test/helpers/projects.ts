@@ -35,7 +35,7 @@ const repoRoot = join(import.meta.dirname, '..', '..');
 /** The CLI's entry point, which does what its command does. */
 const CLI = { file: 'src/cliMain.ts', name: 'main' };
 /** The campaign runner, which times when one of its phases does. */
-const RUNNER = { file: 'src/campaign/run.ts', name: 'runCampaign' };
+const RUNNER = { file: 'src/campaign/runCampaign.ts', name: 'runCampaign' };
 /** Where the runner's phase steps are (each names its `phase`). */
 const STEPS_DIR = 'src/campaign';
 /** The pseudo-name of what a file runs when it loads. */
@@ -218,7 +218,10 @@ interface Module {
 function resolveSpecifier(from: string, spec: string): string {
   if (!spec.startsWith('.') && !isAbsolute(spec)) return spec;
   const base = resolve(dirname(from), spec);
-  return [base.replace(/\.js$/, '.ts'), `${base}.ts`].find((f) => existsSync(f)) ?? base;
+  const found = [base.replace(/\.js$/, '.ts'), `${base}.ts`, base].find((f) => existsSync(f));
+  // A file it cannot read would count as doing nothing: a renamed module must fail the check, not pass it.
+  if (found === undefined) throw new Error(`${from} imports '${spec}', which is no file`);
+  return found;
 }
 
 /** Names of an import or export list: `a, b as c, type T` → [['a', 'a'], ['b', 'c']] (types left out). */

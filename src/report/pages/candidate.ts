@@ -1,7 +1,7 @@
 import { instanceStatus } from '../../kat/status.js';
 import { candidateProblems, validationNotice } from './validation.js';
 import type { Root, RootContent } from 'mdast';
-import type { TimingRecord } from '../../evidence/types.js';
+import type { TimingRecord } from '../../evidence/fileTypes.js';
 import { archName, environmentRows } from '../environment.js';
 import {
   formatCount,
@@ -31,7 +31,7 @@ import {
 import { callsPerOperation, hashShares } from '../profile.js';
 import { recordSpread } from '../../measure/stats.js';
 import { figureNotes, isNoisy, NOISY_NOTE, PRECISION_NOTE, spreadCell } from '../spread.js';
-import type { CandidateView, InstanceView, ReportModel } from '../types.js';
+import type { CandidateView, InstanceView, ReportModel } from '../views.js';
 import {
   fellBackWhy,
   inInstanceOrder,
@@ -44,7 +44,7 @@ import {
   unreadableCell,
   unreadableFile,
 } from './cells.js';
-import { ctSection } from './ct.js';
+import { ctSection } from './ctSection.js';
 import { katFootnotes } from './katNotes.js';
 import { heldToLines } from './heldTo.js';
 import { cyclesPerByteCell, megabytesPerSecondCell, messageCell } from './hashTables.js';

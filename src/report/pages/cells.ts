@@ -3,7 +3,7 @@ import { ITEMS, sizeVerdict, statedSizes, type ApiSizes, type AuditedInstance } 
 import { measurable } from '../../kat/status.js';
 import { candidateVerdict, type InstanceSurvey } from '../../profile/survey.js';
 import type { Provenance } from '../environment.js';
-import type { CandidateView, InstanceView, ReportModel, UnreadableFile } from '../types.js';
+import type { CandidateView, InstanceView, ReportModel, UnreadableFile } from '../views.js';
 
 /** What several pages show the same way: one rule each, so the pages never disagree. */
 

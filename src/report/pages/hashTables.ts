@@ -1,13 +1,13 @@
 import { figureMarks } from '../spread.js';
 import { instanceStatus } from '../../kat/status.js';
-import { anyCt, CT_NOTE_MEANING, withCtNote } from './ct.js';
+import { anyCt, CT_NOTE_MEANING, withCtNote } from './ctSection.js';
 import type { RootContent } from 'mdast';
-import type { TimingRecord } from '../../evidence/types.js';
+import type { TimingRecord } from '../../evidence/fileTypes.js';
 import { HASH_MESSAGE_BYTES, hashMessageBytes, hashOperation } from '../../measure/hashOperations.js';
 import { ICCS_HELPERS, iccsLabel, xofLabelFor } from '../../measure/iccsBaseline.js';
 import { formatCycles, formatCyclesPerByte, pyFixed } from '../../text/format.js';
 import { code, heading, link, para, table, type Cell } from '../../text/md.js';
-import type { CandidateView, InstanceView, ReportModel } from '../types.js';
+import type { CandidateView, InstanceView, ReportModel } from '../views.js';
 import { candidatePageLink } from './cells.js';
 
 /** The hash tables (docs/pages.md#hash-functions): a hash page's §4 cells, and the summary's two sections. */

@@ -2,7 +2,7 @@ import type { RootContent } from 'mdast';
 import { measurable } from '../../kat/status.js';
 import { heldToShown } from '../../kat/unseen.js';
 import { code, heading, link, para, table } from '../../text/md.js';
-import type { CandidateView, InstanceView, ReportModel } from '../types.js';
+import type { CandidateView, InstanceView, ReportModel } from '../views.js';
 import { candidatePageLink } from './cells.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { KatIssue } from '../../catalogs/catalogs.js';
-import type { CandidateView } from '../types.js';
+import type { CandidateView } from '../views.js';
 import { forgeryShown, instanceStatus, measurable } from '../../kat/status.js';
 
 const EXPLAIN: Record<string, string> = {

@@ -1,13 +1,13 @@
 import { figureMarks } from '../spread.js';
 import { instanceStatus } from '../../kat/status.js';
-import { anyCt, CT_NOTE_MEANING, withCtNote } from './ct.js';
-import type { TimingRecord } from '../../evidence/types.js';
+import { anyCt, CT_NOTE_MEANING, withCtNote } from './ctSection.js';
+import type { TimingRecord } from '../../evidence/fileTypes.js';
 import { kexSteps } from '../../measure/kexOperations.js';
 import { formatCycles, formatShare } from '../../text/format.js';
 import { code, heading, link, para, table, type Cell, type Section } from '../../text/md.js';
 import { hashShares } from '../profile.js';
 import { kexFigures } from '../kexModel.js';
-import type { CandidateView, InstanceView, ReportModel } from '../types.js';
+import type { CandidateView, InstanceView, ReportModel } from '../views.js';
 import { candidatePageLink, notMeasuredReason, unreadableCell, unreadableFile } from './cells.js';
 
 /** The key-exchange tables of the pages (candidate §6, the summary's Key exchange, the method page's step sums). */

@@ -3,9 +3,9 @@ import { counterRate, environmentRows } from '../environment.js';
 import { precisionOf, type AdaptiveRule } from '../../measure/precision.js';
 import { formatPrecision } from '../../text/format.js';
 import { code, heading, link, para, sectionsPage, table, text, type Cell, type Section } from '../../text/md.js';
-import type { ReportModel } from '../types.js';
+import type { ReportModel } from '../views.js';
 import { allInstances, provenanceOf } from './cells.js';
-import { ctMethodSection } from './ct.js';
+import { ctMethodSection } from './ctSection.js';
 import { kexStepSums } from './kexTables.js';
 import { prCheckSection } from './prCalibration.js';
 

@@ -3,7 +3,7 @@ import { formatCallsPerOperation, formatCycles, formatShare } from '../../text/f
 import { code, heading, link, para, table, type Cell, type Inline } from '../../text/md.js';
 import { placeholderBaseline, placeholderCost } from '../placeholderCost.js';
 import { hashShares } from '../profile.js';
-import type { CandidateView, ReportModel } from '../types.js';
+import type { CandidateView, ReportModel } from '../views.js';
 
 /**
  * "What the placeholder costs" (docs/pages.md#what-the-placeholder-costs): on an ICCS-API KEM,

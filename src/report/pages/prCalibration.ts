@@ -2,7 +2,7 @@ import { type Calibration, rowMdePct } from '../../evidence/calibration.js';
 import { CALIBRATION_FILE } from '../../evidence/layout.js';
 import { plural, formatDetectable, formatShare, MISSING } from '../../text/format.js';
 import { code, heading, para, table, type Cell } from '../../text/md.js';
-import type { ReportModel } from '../types.js';
+import type { ReportModel } from '../views.js';
 
 /** How each repeat judged a row: '3× unchanged', '2× unchanged, 1× inconclusive'. */
 function verdictCounts(verdicts: readonly string[]): string {

@@ -2,7 +2,7 @@ import type { RootContent } from 'mdast';
 import { formatCycles, formatCyclesPerByte } from '../../text/format.js';
 import { code, heading, link, mermaid, para, table, type Cell, type Section } from '../../text/md.js';
 import { type CategoryRanking, claimShown, type LevelGroup, rankingsOf, type RankingRule, shownOp } from '../rankings.js';
-import type { ReportModel } from '../types.js';
+import type { ReportModel } from '../views.js';
 import { candidatePageLink } from './cells.js';
 
 /** The summary's "Fastest at each security level" (docs/pages.md#rankings): tables per level, charts across levels. */

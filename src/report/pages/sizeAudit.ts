@@ -1,7 +1,7 @@
 import type { Root } from 'mdast';
 import { sizeAudit, type SizeFinding } from '../../catalogs/sizeAudit.js';
 import { code, heading, link, para, sectionsPage, table, text, type Section } from '../../text/md.js';
-import type { ReportModel } from '../types.js';
+import type { ReportModel } from '../views.js';
 import { auditedInstances } from './cells.js';
 
 /** The size catalog against the API's sizes, on one system. */

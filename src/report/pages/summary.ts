@@ -9,8 +9,8 @@ import { heldToSummary } from './heldTo.js';
 import { bullets, code, heading, link, para, sectionsPage, table, type Cell, type Section } from '../../text/md.js';
 import { hashShares } from '../profile.js';
 import { figureMarks, figureNotes, isNoisy, NOISY_MARK, NOISY_NOTE } from '../spread.js';
-import type { InstanceView, ReportModel } from '../types.js';
-import { anyCt, CT_NOTE_MEANING, ctNote } from './ct.js';
+import type { InstanceView, ReportModel } from '../views.js';
+import { anyCt, CT_NOTE_MEANING, ctNote } from './ctSection.js';
 import { hashSummarySections } from './hashTables.js';
 import { keyExchangeSummary } from './kexTables.js';
 import {

@@ -1,6 +1,6 @@
 import type { Root } from 'mdast';
 import { heading, link, para, sectionsPage, table, type Section } from '../../text/md.js';
-import type { ReportModel } from '../types.js';
+import type { ReportModel } from '../views.js';
 import { candidatePageLink, inInstanceOrder, surveyEvidence, surveyFor } from './cells.js';
 
 /** The symmetric-primitive survey of every candidate of the report. */

@@ -1,6 +1,6 @@
 import type { Root, RootContent } from 'mdast';
 import { heading, link, para, sectionsPage, table, type Section } from '../../text/md.js';
-import type { SystemEntry } from '../types.js';
+import type { SystemEntry } from '../views.js';
 
 /** The index of DATA_DIR: one row per benchmark system. */
 type IndexSection = Section<[readonly SystemEntry[], readonly RootContent[]]>;

@@ -3,7 +3,7 @@ import { signedPct, formatCycles, formatShare, formatSpread, pyFixed } from '../
 import { NIGHT_ALPHA, NIGHT_CANARY_MARGIN, NIGHT_MIN_AFTER, NIGHT_MIN_BEFORE } from '../../config/defaults.js';
 import type { AttributedChange, Night, NightChange, TrendModel, TrendSeries } from '../../trend/history.js';
 import { code, heading, link, mermaid, para, sectionsPage, table, text, type Cell, type Inline, type Section } from '../../text/md.js';
-import type { ReportModel } from '../types.js';
+import type { ReportModel } from '../views.js';
 
 /** The trend page of one system: every night's figures, their charts, change points and unstable rows. */
 type TrendSection = Section<[ReportModel, TrendModel]>;

@@ -5,11 +5,11 @@ import { flagsFor, type BuildRequest } from '../compile/compile.js';
 import type { HarnessTools } from '../compile/harnessTools.js';
 import { inputBytes } from '../measure/operation.js';
 import { processSeconds, scaledTimeoutS, type CallSeconds } from '../measure/cost.js';
-import { runDriver, type DriverRun } from '../sandbox/run.js';
+import { runDriver, type DriverRun } from '../sandbox/runProcess.js';
 import { sha256Hex } from '../util/fsx.js';
 import { medianRound, shares } from '../measure/shares.js';
 import { disturbance, parseOsLine } from '../measure/disturbance.js';
-import type { HashProfile, MemoryRecord } from './types.js';
+import type { HashProfile, MemoryRecord } from './profileRecords.js';
 
 export interface ProfileRequest {
   request: BuildRequest;

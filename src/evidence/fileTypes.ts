@@ -47,9 +47,9 @@ export interface BuildEntry {
   /** What candidate.yml claims for the instance, as of the last run (kept entries are brought up to date). */
   security?: DeclaredSecurity;
   sizes?: Record<string, number>;
-  /** The fewest generator draws a KAT call of keygen, enc or sign made (kat/run.ts): what a timed call must reach. */
+  /** The fewest generator draws a KAT call of keygen, enc or sign made (kat/runKat.ts): what a timed call must reach. */
   kat_draws?: Record<string, number>;
-  /** The longest a KAT call of each operation took, in seconds (kat/run.ts): what the timeouts follow (measure/cost.ts). */
+  /** The longest a KAT call of each operation took, in seconds (kat/runKat.ts): what the timeouts follow (measure/cost.ts). */
   call_seconds?: Record<string, number>;
   /** The answer to the secret unseen seed that later libraries of this instance are held to (campaign/unseen.ts). */
   unseen?: UnseenRecord;
@@ -101,4 +101,4 @@ export interface TimingRecord {
 }
 
 /** The profile phase's files (defined beside the code that writes them). */
-export type { HashProfile, MemoryRecord } from '../profile/types.js';
+export type { HashProfile, MemoryRecord } from '../profile/profileRecords.js';

@@ -7,7 +7,7 @@ import type { ActionInputs } from '../github/inputs.js';
 import { publish } from '../github/publish.js';
 import { baselineInstanceKeys } from '../campaign/iccsBaseline.js';
 import { systemsIn } from '../report/model.js';
-import { renderIndex } from '../report/render.js';
+import { renderIndex } from '../report/pages/render.js';
 import { filesUnder } from '../util/fsx.js';
 import { toolVersion } from '../util/paths.js';
 import { workspace } from './context.js';

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isNistKatRng, type Candidate } from '../config/campaign.js';
-import { runDriver, type DriverRun, type RunResult } from '../sandbox/run.js';
+import { runDriver, type DriverRun, type RunResult } from '../sandbox/runProcess.js';
 import { katTimeoutS } from '../measure/cost.js';
 import { writeFileAtomic } from '../util/fsx.js';
 import { canonicalDigest } from './manifest.js';

@@ -10,13 +10,13 @@ import { searchPaths, type CountLines, type PathSearch } from '../ct/pathSearch.
 import { divisionSites, withDivisions, type DivisionSite } from '../ct/division.js';
 import { runDivisionCheck } from '../ct/divisionCheck.js';
 import { compilerVersion } from '../env/toolchain.js';
-import { runCtOperation } from '../ct/run.js';
+import { runCtOperation } from '../ct/runCtOperation.js';
 import { errorMessage } from '../errors.js';
 import { applySuppressions, CT_SUPPRESSIONS_FILE, loadCtSuppressions, type CtSuppression } from '../ct/suppressions.js';
 import { ctDriver } from '../ct/tools.js';
-import { statusOf, type CtBuildCheck, type CtEvidence, type CtOperation } from '../ct/types.js';
+import { statusOf, type CtBuildCheck, type CtEvidence, type CtOperation } from '../ct/findingKinds.js';
 import type { FlagVariant } from '../compile/flags.js';
-import type { TimingRecord } from '../evidence/types.js';
+import type { TimingRecord } from '../evidence/fileTypes.js';
 import { operationsOf } from '../measure/operation.js';
 import { readJsonIfExists, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
 import { relativeTo } from '../evidence/layout.js';
@@ -29,8 +29,8 @@ import {
   type InstanceContext,
   type PhaseStep,
 } from './context.js';
-import { withCpus } from '../sandbox/run.js';
-import { ctSuppressionsShown } from './plan.js';
+import { withCpus } from '../sandbox/runProcess.js';
+import { ctSuppressionsShown } from './runPlan.js';
 import { readPrevious } from './previous.js';
 
 /** The tool named in every ct file: what produced the findings. */

@@ -1,9 +1,9 @@
 import { realpathSync } from 'node:fs';
 import type { SandboxMode } from '../sandbox/bwrap.js';
-import { runDriver, type DriverRun } from '../sandbox/run.js';
+import { runDriver, type DriverRun } from '../sandbox/runProcess.js';
 import { compilerMadeIn } from './sourceHint.js';
 import { findingsOf, parseMemcheckXml } from './memcheck.js';
-import { statusOf, type CtOperation } from './types.js';
+import { statusOf, type CtOperation } from './findingKinds.js';
 
 /** The memcheck command line around the driver (docs/method.md#constant-time-check). */
 const VALGRIND_ARGS = [

@@ -1,10 +1,10 @@
 import type { RootContent } from 'mdast';
 import { COMPILER_MADE_NOTE, CT_KINDS, type CtFile, type CtFinding, flaggedOperations, siteOf } from '../../ct/findings.js';
 import { kindMeanings } from '../../ct/meanings.js';
-import type { CtCoverage } from '../../ct/types.js';
+import type { CtCoverage } from '../../ct/findingKinds.js';
 import { formatShare, MISSING, plural } from '../../text/format.js';
 import { bullets, code, heading, link, para, table, text, type Cell } from '../../text/md.js';
-import type { CandidateView, InstanceView, ReportModel } from '../types.js';
+import type { CandidateView, InstanceView, ReportModel } from '../views.js';
 import { allInstances, unreadableCell, unreadableFile } from './cells.js';
 
 /**

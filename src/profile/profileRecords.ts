@@ -1,6 +1,6 @@
 /**
  * The files the profile phase writes, one per operation: defined here, beside the code that makes
- * them, and re-exported by evidence/types.ts for the readers of evidence.
+ * them, and re-exported by evidence/fileTypes.ts for the readers of evidence.
  */
 
 /** A hash/DRNG profile of one operation (ngcc-harness schema 2). */

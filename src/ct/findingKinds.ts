@@ -201,7 +201,7 @@ export interface CtEvidence {
   compiler?: string;
   /**
    * How many times slower than natively this library runs under memcheck, measured by one call of
-   * its cheapest operation (campaign/ct.ts): what each operation's prediction and timeout use.
+   * its cheapest operation (campaign/ctPhase.ts): what each operation's prediction and timeout use.
    */
   slowdown?: CtSlowdown;
 }

@@ -1,7 +1,7 @@
 import type { TrendModel } from '../trend/history.js';
 import type { CatalogSize, KatIssue, SurveyVerdict } from '../catalogs/catalogs.js';
 import type { DeclaredSecurity } from '../config/schemas.js';
-import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
+import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/fileTypes.js';
 import type { CtFile } from '../ct/findings.js';
 import type { Calibration } from '../evidence/calibration.js';
 import type { InstanceSurvey } from '../profile/survey.js';

@@ -82,7 +82,7 @@ interface SizeMismatch {
   basis: string;
 }
 
-import type { CtBuildFailure, CtNewFinding } from './ct.js';
+import type { CtBuildFailure, CtNewFinding } from './ctChanges.js';
 
 export interface CompareReport {
   system: string;
@@ -102,13 +102,13 @@ export interface CompareReport {
   memory_changes: ValueChange[];
   size_mismatches: SizeMismatch[];
   /**
-   * Unsuppressed constant-time sites of head that the baseline did not have (compare/ct.ts);
+   * Unsuppressed constant-time sites of head that the baseline did not have (compare/ctChanges.ts);
    * absent when neither side has a constant-time check.
    */
   ct_findings?: CtNewFinding[];
   /**
    * Builds of head's constant-time matrix that failed to build, so nothing was checked in them
-   * (compare/ct.ts); `campaign_build`: the campaign's own compiler and flag set, which the measured
+   * (compare/ctChanges.ts); `campaign_build`: the campaign's own compiler and flag set, which the measured
    * build fell back from. Absent when there is none.
    */
   ct_build_failures?: CtBuildFailure[];

@@ -1,12 +1,12 @@
 import { resolve } from 'node:path';
-import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
+import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/fileTypes.js';
 import { errorMessage } from '../errors.js';
 import { instanceStatus, measurable } from '../kat/status.js';
 import { profiledOperationsOf } from '../measure/operation.js';
-import { buildProfiledFor, profileInstance, profileSymbols } from '../profile/run.js';
+import { buildProfiledFor, profileInstance, profileSymbols } from '../profile/profileInstance.js';
 import type { ProfileBuildResult } from '../compile/profileBuild.js';
 import { PROCESS_START_S } from './forecast.js';
-import type { RunPlan, Unit } from './plan.js';
+import type { RunPlan, Unit } from './runPlan.js';
 import { SURVEY_VERSION, surveyLibrary } from '../profile/survey.js';
 import { formatShare } from '../text/format.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';

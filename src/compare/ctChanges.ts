@@ -1,5 +1,5 @@
 import { type CtFile, type CtFinding, siteOf } from '../ct/findings.js';
-import { type CtEvidence, ctByInstance } from '../evidence/ct.js';
+import { type CtEvidence, ctByInstance } from '../evidence/ctEvidence.js';
 
 /** An unsuppressed constant-time site of head that the baseline did not have. */
 export interface CtNewFinding {

@@ -1,16 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../util/fsx.js';
+import { writeFileAtomic } from '../../util/fsx.js';
 import type { Root, RootContent } from 'mdast';
-import { para, serialize } from '../text/md.js';
-import { candidatePage } from './pages/candidate.js';
-import { methodPage } from './pages/method.js';
-import { sizeAuditPage } from './pages/sizeAudit.js';
-import { summaryPage } from './pages/summary.js';
-import { surveyPage } from './pages/survey.js';
-import { indexPage } from './pages/systems.js';
-import { trendHighlights, trendsPage, trendsPagePath } from './pages/trends.js';
-import type { ReportModel, SystemEntry } from './types.js';
+import { para, serialize } from '../../text/md.js';
+import { candidatePage } from './candidate.js';
+import { methodPage } from './method.js';
+import { sizeAuditPage } from './sizeAudit.js';
+import { summaryPage } from './summary.js';
+import { surveyPage } from './survey.js';
+import { indexPage } from './systems.js';
+import { trendHighlights, trendsPage, trendsPagePath } from './trends.js';
+import type { ReportModel, SystemEntry } from '../views.js';
 
 /** Every page of one system, keyed by its path under PAGES_DIR; pure: the model holds all it shows. */
 export function renderPages(model: ReportModel): Map<string, string> {

@@ -9,22 +9,22 @@ import { probeSandbox } from '../env/sandboxProbe.js';
 import { lockSystem } from '../evidence/lock.js';
 import { formatSeconds } from '../text/format.js';
 import { leftoverTempFiles, readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
-import { firstLineOf } from '../sandbox/run.js';
+import { firstLineOf } from '../sandbox/runProcess.js';
 import type { CampaignSummary, InstanceContext, InstanceSummary, PhaseStep, RunContext } from './context.js';
 import { measure } from './measure.js';
 import { unseen } from './unseen.js';
 import { seedId } from '../kat/unseen.js';
-import { againstOptions, planRun, type CampaignOptions, type RunPlan, type Unit } from './plan.js';
+import { againstOptions, planRun, type CampaignOptions, type RunPlan, type Unit } from './runPlan.js';
 import { allowedCpus, withOwnThreadsOn } from '../env/cpus.js';
-import type { BuildEntry, BuildJson } from '../evidence/types.js';
+import type { BuildEntry, BuildJson } from '../evidence/fileTypes.js';
 import { filledSeconds, unitCost } from './forecast.js';
 import { runSchedule, type ScheduleOptions, stagesOf } from './schedule.js';
 import { forecastUnits, outcomeLines, planLines, RunTracker, WaitClock } from './tracker.js';
 import type { Progress } from './progress.js';
 import { prepare, saveEntry } from './prepare.js';
-import { profile, profileBuild } from './profile.js';
+import { profile, profileBuild } from './profilePhase.js';
 import { stale } from './stale.js';
-import { ct, ctBuild } from './ct.js';
+import { ct, ctBuild } from './ctPhase.js';
 import { CanaryReference } from '../measure/canary.js';
 
 export { katShown, type CampaignSummary, type PhaseStep } from './context.js';
@@ -35,7 +35,7 @@ export {
   type CampaignOptions,
   type Phase,
   type Remeasure,
-} from './plan.js';
+} from './runPlan.js';
 
 /**
  * What a run does for each instance, in order. A new phase is a file exporting a PhaseStep and

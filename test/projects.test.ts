@@ -113,7 +113,7 @@ it('builds', async () => {
     const pages = fixture(
       'compile-and-time.test.ts',
       `${prelude}import { runCli } from '@/test/helpers/cli.js';
-import { renderPages } from '@/src/report/render.js';
+import { renderPages } from '@/src/report/pages/render.js';
 
 it('renders', async () => {
   expect((await runCli(['run', '--help'])).code).toBe(0);

@@ -5,8 +5,13 @@
 // before its calls (a key pair, dec's ciphertexts, verify's 16 signed messages), the KAT's records
 // (the guide's ten, two fresh ones and the flipped checks), the hash KAT_Loop's 10^6 hashes of 1024
 // bytes, and the ct phase as bench/ct-model.mjs prices it with what the catalogue's ct run measured
-// (bench (ad)). Nothing is run.
+// (bench (ad)). Since issue 48: a KAT's records in pieces over the pool's cores (src/kat/katPieces.ts),
+// an operation whose call takes a second or more planned in calls (src/measure/plan.ts), and, with
+// --side-by-side 1, an instance's operations dealt over the timing cores (src/campaign/sideBySide.ts;
+// off by default, as benchmarks.md#side-by-side-timing says). Nothing is run.
 //   node bench/project-round1.mjs [--cores 8] [--ghz 3] [--process-s 0.05] [--adaptive-trials 6]
+//        [--kat-pieces 0 (the pool's cores)] [--call-plan-s 1] [--call-min 3] [--side-by-side 0]
+//        [--shared-keys 0]
 //        [--build-s 10] [--ct-factor 55] [--ct-division 1.75] [--ct-division-share 0.28]
 //        [--ct-needed 3] [--ct-rare-needed 30] [--ct-rare-share 0.15] [--ct-coverage-run-s 0.60]
 //        [--ct-coverage-x 1.36] [--ct-startup-s 0.87] [--ct-builds 3] [--seed 1]
@@ -43,6 +48,16 @@ const o = {
   'ct-startup-s': 0.87,
   // Builds the ct phase checks: the measured one and ct.variants' two others (one compiler).
   'ct-builds': 3,
+  // A KAT's pieces: 0 gives as many as the pool has cores (src/kat/katPieces.ts), 1 a serial KAT.
+  'kat-pieces': 0,
+  // An operation whose call takes this long or more is planned in calls, at least this many
+  // (src/config/defaults.ts CALL_PLAN_S, CALL_PLAN_MIN_CALLS); its KAT's call figure sizes it.
+  'call-plan-s': 1,
+  'call-min': 3,
+  // 1: an instance's operations dealt round-robin over the timing cores (off by default).
+  'side-by-side': 0,
+  // 1: what if sign's and verify's processes shared one key pair per operation (see inputSeconds).
+  'shared-keys': 0,
   seed: 1,
   ...args,
 };
@@ -59,6 +74,7 @@ const PROFILE = { target_s: 0.2, rounds: 5 };
  * `setup(calls)` is what each of its processes makes first (src/measure/cost.ts setupSeconds).
  */
 function fixedSeconds(t, setup) {
+  if (t >= o['call-plan-s']) return callPlanSeconds(t, setup);
   const p = FIXED;
   const forTarget = Math.max(1, Math.round(p.trial_target_s / t));
   const forMinimum = Math.ceil(p.min_measurements / p.trials);
@@ -70,6 +86,7 @@ function fixedSeconds(t, setup) {
 }
 
 function adaptiveSeconds(t, setup) {
+  if (t >= o['call-plan-s']) return callPlanSeconds(t, setup);
   const a = ADAPTIVE;
   const p = FIXED;
   const forTarget = Math.max(1, Math.round(a.trial_target_s / t));
@@ -85,26 +102,62 @@ function adaptiveSeconds(t, setup) {
   return calibration + trials * ((iterations + warmups) * t + P + setup(iterations + warmups));
 }
 
+/**
+ * An operation planned in calls (src/measure/plan.ts planCalls), in either plan: one call a process
+ * after one warm-up, until the ±1 % interval holds (`adaptive-trials` calls on a quiet runner, an
+ * assumption), at least `call-min` and at most what the budget holds with the warm-ups, the floor
+ * winning. No calibration: the KAT's records timed the call. Then the replay of one trial
+ * (src/measure/replay.ts): 0 or 2 warm-ups and the call, 2 calls on average.
+ */
+function callPlanSeconds(t, setup) {
+  const most = Math.max(o['call-min'], Math.floor(FIXED.op_budget_s / (2 * t)));
+  const calls = Math.min(most, Math.max(o['call-min'], o['adaptive-trials']));
+  return calls * (2 * t + P + setup(2)) + 2 * t + P + setup(2);
+}
+
 /** What a process of `calls` calls of `op` makes first: a key pair, dec's ciphertexts, verify's pool (src/measure/cost.ts). */
-const setupOf = (type, op, s) => (calls) => setupSeconds(type, op, s, calls);
+const setupOf = (type, op, s) => (calls) => inputSeconds(type, op, s, calls);
+
+/**
+ * What one process makes before its calls (src/measure/cost.ts). With --shared-keys 1, a what-if no
+ * code does yet for sign and verify: their processes take one key pair made once per operation, as
+ * dec's trials do (src/measure/decInputs.ts keyPairSource), so a process makes only verify's
+ * signatures; the key pair itself is charged once, in `sharedKeySeconds`.
+ */
+function inputSeconds(type, op, s, calls) {
+  if (o['shared-keys'] && type === 'sig' && (op === 'sign' || op === 'verify')) return setupSeconds(type, op, s, calls) - (s.keygen ?? 0);
+  return setupSeconds(type, op, s, calls);
+}
+const sharedKeySeconds = (c, inst) => (o['shared-keys'] && c.type === 'sig' ? (2 * inst.ops.keygen) / hz : 0);
 
 /** KAT records of each operation: the guide's ten and two of fresh seeds (src/kat, native/jobs/kat.c). */
 const KAT_RECORDS = 12;
 /** The hash KAT_Loop: 10^6 hashes of a 1024-byte message (native/jobs/kat_hash.c). */
 const HASH_LOOP = 1e6;
 
-/** The pool's work for one instance: its build and relink, and its KAT (a hash's loop besides its records). */
-function poolSeconds(c, inst) {
+/**
+ * An instance's KAT: `work`, the pool's seconds, and `span`, how long it holds up the instance: its
+ * longest piece (src/kat/katPieces.ts pieceRanges: the fresh records count as records after the
+ * last). It assumes every pool core free to borrow when the KAT starts (a core a profile round or a
+ * ct run holds is not lent). A hash's KAT_Loop chains its hashes and cannot be cut; a key
+ * exchange's records are cheap and counted whole.
+ */
+function katSeconds(c, inst, poolCores) {
   const ops = inst.ops;
-  const all = Object.values(ops).reduce((a, b) => a + b, 0);
-  let kat;
-  if (c.type === 'hash') kat = (HASH_LOOP * ops.hash_1024 + KAT_RECORDS * all) / hz;
+  const all = Object.values(ops).reduce((a, b) => a + b, 0) / hz;
   // A KEM's dec and a signature's verify run twice more on the fresh records (the flipped bit).
-  else if (c.type === 'kem') kat = (KAT_RECORDS * all + 2 * ops.dec) / hz;
-  else if (c.type === 'sig') kat = (KAT_RECORDS * all + 2 * ops.verify) / hz;
-  else kat = (KAT_RECORDS * all) / hz;
-  return 2 * o['build-s'] + kat;
+  const flipped = c.type === 'kem' ? (2 * ops.dec) / hz : c.type === 'sig' ? (2 * ops.verify) / hz : 0;
+  if (c.type === 'hash' || c.type === 'kex') {
+    const whole = (c.type === 'hash' ? (HASH_LOOP * ops.hash_1024) / hz : 0) + KAT_RECORDS * all + flipped;
+    return { work: whole, span: whole };
+  }
+  const pieces = Math.max(1, Math.min(o['kat-pieces'] || poolCores, KAT_RECORDS));
+  const work = KAT_RECORDS * all + flipped + (pieces > 1 ? pieces * P : 0);
+  return { work, span: pieces > 1 ? Math.ceil(KAT_RECORDS / pieces) * all + flipped + P : work };
 }
+
+/** The pool's work for one instance besides its KAT: its build and relink. */
+const buildSeconds = () => 2 * o['build-s'];
 
 /** One instance's ct phase (bench/ct-model.mjs): its compiles on the pool, its runs on a core it holds. */
 function ctSeconds(c, inst) {
@@ -125,78 +178,132 @@ function ctSeconds(c, inst) {
   return { runs, compiles: runs > 0 ? common.compiles * o['build-s'] : 0 };
 }
 
-/** Profile rounds and memory runs of one instance's profiled operations (a KEX: the whole exchange). */
-function profileSeconds(c, inst) {
-  const ops = c.type === 'kex' ? [Object.values(inst.ops).reduce((a, b) => a + b, 0)] : Object.values(inst.ops);
-  // Each round at least one call (src/profile/profileInstance.ts), then one memory run of one call.
+/**
+ * Profile rounds and memory runs of one instance's profiled operations (a KEX: the whole exchange).
+ * Each round is a process of at least one call (src/profile/profileInstance.ts), then one memory run
+ * of one call; each process prepares its inputs as a timing process does (native/jobs/prof.c): sign
+ * and verify make a key pair first.
+ */
+function profileSeconds(c, inst, inputs = true) {
+  const seconds = Object.fromEntries(Object.entries(inst.ops).map(([op, cycles]) => [op, cycles / hz]));
+  const ops = c.type === 'kex' ? [['exchange', Object.values(inst.ops).reduce((a, b) => a + b, 0) / hz]] : Object.entries(seconds);
   return ops.reduce(
-    (a, cycles) => a + Math.max(PROFILE.target_s, (PROFILE.rounds * cycles) / hz) + cycles / hz + (PROFILE.rounds + 1) * P,
-    0,
+    (a, [op, t]) => {
+      const calls = Math.max(1, Math.round(PROFILE.target_s / PROFILE.rounds / t));
+      const setup = (n) => (c.type === 'kex' || !inputs ? 0 : inputSeconds(c.type, op, seconds, n));
+      return a + PROFILE.rounds * (calls * t + setup(calls) + P) + t + setup(1) + P;
+    },
+    inputs ? sharedKeySeconds(c, inst) : 0,
   );
 }
 
 const candidates = model({ seed: o.seed });
-const instances = candidates.flatMap((c) => c.instances.map((inst) => ({ c, inst })));
-const timed = (plan) =>
-  instances.map(({ c, inst }) => {
-    // A KEX step is timed inside whole exchanges: each of its calls costs an exchange.
-    const exchange = Object.values(inst.ops).reduce((a, b) => a + b, 0);
-    const seconds = Object.fromEntries(Object.entries(inst.ops).map(([op, cycles]) => [op, cycles / hz]));
+const instances = candidates.flatMap((c) => c.instances.map((inst) => ({ c, inst, extreme: c.class === 'extreme' })));
+
+/** Seconds of timing each operation of an instance under `plan` (a KEX: its steps and the exchange, one unit). */
+function operationSeconds(plan, { c, inst }, inputs = true) {
+  const exchange = Object.values(inst.ops).reduce((a, b) => a + b, 0);
+  const seconds = Object.fromEntries(Object.entries(inst.ops).map(([op, cycles]) => [op, cycles / hz]));
+  // A KEX step is timed inside whole exchanges: each of its calls costs an exchange.
+  if (c.type === 'kex') {
     const none = () => 0;
-    return (
-      Object.entries(inst.ops).reduce(
-        (a, [op, cycles]) => a + plan((c.type === 'kex' ? exchange : cycles) / hz, c.type === 'kex' ? none : setupOf(c.type, op, seconds)),
-        0,
-      ) + (c.type === 'kex' ? plan(exchange / hz, none) : 0)
-    );
+    return [Object.keys(inst.ops).reduce((a) => a + plan(exchange / hz, none), 0) + plan(exchange / hz, none)];
+  }
+  // With --shared-keys, sign's and verify's key pair is made once, before their first process.
+  const shared = (op) => (inputs && (op === 'sign' || op === 'verify') ? sharedKeySeconds(c, inst) / 2 : 0);
+  return Object.entries(inst.ops).map(([op, cycles]) => plan(cycles / hz, inputs ? setupOf(c.type, op, seconds) : () => 0) + shared(op));
+}
+
+/** How long an instance's timing holds it up on `T` timing cores: its operations one after another, or dealt round-robin over them. */
+function timingSpan(ops, T) {
+  if (!o['side-by-side'] || T < 2) return sum(ops);
+  const cores = Array.from({ length: Math.min(T, ops.length) }, () => 0);
+  ops.forEach((x, i) => {
+    cores[i % cores.length] += x;
   });
+  return Math.max(...cores);
+}
+
+/** Everything one instance costs on a split of T timing and W pool cores, and its chain's parts. */
+function instanceCosts(x, plan, T, W, withCt, i) {
+  const ops = operationSeconds(plan, x);
+  const kat = katSeconds(x.c, x.inst, W);
+  const profile = profileSeconds(x.c, x.inst);
+  const ct = withCt ? ctWork[i] : 0;
+  const timing = timingSpan(ops, T);
+  // What its timing and profile processes spend making their inputs: key pairs, verify's signatures.
+  const inputs = timing - timingSpan(operationSeconds(plan, x, false), T) + profile - profileSeconds(x.c, x.inst, false);
+  return {
+    timing: sum(ops),
+    pool: buildSeconds() + kat.work + profile + ct,
+    parts: { build: buildSeconds(), KAT: kat.span, timing, profile, ct },
+    inputs,
+  };
+}
 
 /**
- * Wall time with T timing cores and the rest as the pool: at least the busier side's work over its
- * cores, and at least the longest instance's own chain (its preparation, timing and profile one after
- * the other).
+ * The night's wall on T timing and W pool cores: at least the timing work over T, the pool's work over
+ * W, and the longest instance's chain (build, KAT, timing, profile and ct, one after the other).
  */
-function wall(timing, pool, chain) {
+function night(xs, plan, withCt) {
   let best;
   for (let T = 1; T < o.cores; T++) {
     const W = o.cores - T;
-    const w = Math.max(timing.total / T, pool.total / W, chain);
-    if (!best || w < best.w) best = { w, T, W };
+    const costs = xs.map((x) => instanceCosts(x, plan, T, W, withCt, x.i));
+    const chains = costs.map((k, j) => ({
+      key: `${xs[j].c.id}/${xs[j].inst.label}`,
+      parts: k.parts,
+      inputs: k.inputs,
+      s: sum(Object.values(k.parts)),
+    }));
+    const longest = chains.reduce((a, b) => (b.s > a.s ? b : a));
+    const bounds = [
+      { name: `timing ${h(sum(costs.map((k) => k.timing)))} over ${T} core${T > 1 ? 's' : ''}`, s: sum(costs.map((k) => k.timing)) / T },
+      { name: `the pool's ${h(sum(costs.map((k) => k.pool)))} over ${W} cores`, s: sum(costs.map((k) => k.pool)) / W },
+      { name: `the chain of ${longest.key}`, s: longest.s },
+    ];
+    const bound = bounds.reduce((a, b) => (b.s > a.s ? b : a));
+    if (!best || bound.s < best.w) best = { w: bound.s, T, W, bound, longest };
   }
   return best;
 }
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 const h = (s) => `${(s / 3600).toFixed(1)} h`;
+const min = (s) => `${(s / 60).toFixed(0)} min`;
 const ctParts = instances.map(({ c, inst }) => ctSeconds(c, inst));
 const ctWork = ctParts.map((p) => p.runs + p.compiles);
+instances.forEach((x, i) => {
+  x.i = i;
+});
 console.log(
-  `Round-1 model (seed ${o.seed}): ${candidates.length} candidates, ${instances.length} instances; ${o.cores} cores at ${o.ghz} GHz; ${o['process-s']} s per timing process`,
+  `Round-1 model (seed ${o.seed}): ${candidates.length} candidates, ${instances.length} instances; ${o.cores} cores at ${o.ghz} GHz; ${o['process-s']} s per timing process; KAT in ${o['kat-pieces'] || "the pool's cores as"} pieces; calls of ${o['call-plan-s']} s or more planned in calls (at least ${o['call-min']}); side by side ${o['side-by-side'] ? 'on' : 'off'}`,
 );
 for (const withCt of [false, true]) {
-  const poolWork = instances.map(({ c, inst }, i) => poolSeconds(c, inst) + profileSeconds(c, inst) + (withCt ? ctWork[i] : 0));
-  const pool = { total: sum(poolWork), longest: Math.max(...poolWork) };
-  console.log(
-    `${withCt ? 'with ct' : 'without ct'}: pool work (2 builds of ${o['build-s']} s, KAT, profile rounds${withCt ? `, ct at ${o['ct-factor']}× under memcheck: ${h(sum(ctWork))}, its runs ${h(sum(ctParts.map((p) => p.runs)))} and its ${o['ct-builds'] + 1} compiles ${h(sum(ctParts.map((p) => p.compiles)))}` : ''}): ${h(pool.total)}, longest instance ${(pool.longest / 60).toFixed(0)} min`,
-  );
+  if (withCt)
+    console.log(
+      `with ct: ct at ${o['ct-factor']}× under memcheck: ${h(sum(ctWork))}, its runs ${h(sum(ctParts.map((p) => p.runs)))} and its ${o['ct-builds'] + 1} compiles ${h(sum(ctParts.map((p) => p.compiles)))}, on the pool's cores`,
+    );
+  else console.log('without ct:');
   for (const [name, plan] of [
     ['fixed 5 × 1 s', fixedSeconds],
     ['adaptive ±1 %', adaptiveSeconds],
   ]) {
-    const t = timed(plan);
-    const timing = { total: sum(t), longest: Math.max(...t) };
-    const chains = instances.map((x, i) => ({ key: `${x.c.id}/${x.inst.label}`, s: t[i] + poolWork[i] }));
-    const longest = chains.reduce((a, b) => (b.s > a.s ? b : a));
-    const best = wall(timing, pool, longest.s);
+    const all = night(instances, plan, withCt);
+    const parts = Object.entries(all.longest.parts)
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${min(v)}`)
+      .join(', ');
     console.log(
-      `  ${name.padEnd(14)} timing ${h(timing.total)}; longest instance ${longest.key} ${h(longest.s)} end to end; best split ${best.T} timing + ${best.W} pool cores: wall ≈ ${h(best.w)}`,
+      `  ${name.padEnd(14)} best split ${all.T} timing + ${all.W} pool cores: wall ≈ ${h(all.w)}, bound by ${all.bound.name}; longest instance ${all.longest.key} ${h(all.longest.s)} (${parts}; of it, its timing and profile processes making their own inputs, a key pair each: ${h(all.longest.inputs)})`,
     );
-    const keep = instances.map((x) => x.c.class !== 'extreme');
-    const b2 = wall(
-      { total: sum(t.filter((_, i) => keep[i])) },
-      { total: sum(poolWork.filter((_, i) => keep[i])) },
-      Math.max(...chains.filter((_, i) => keep[i]).map((x) => x.s)),
+    const trimmed = night(
+      instances.filter((x) => !x.extreme),
+      plan,
+      withCt,
     );
-    console.log(`  ${''.padEnd(14)} without the 2 extreme candidates: wall ≈ ${h(b2.w)} (${b2.T} timing + ${b2.W} pool cores)`);
+    console.log(
+      `  ${''.padEnd(14)} without the 2 extreme candidates: wall ≈ ${h(trimmed.w)} (${trimmed.T} timing + ${trimmed.W} pool cores), bound by ${trimmed.bound.name}`,
+    );
   }
 }

@@ -10558,6 +10558,7 @@ var affinity = new AsyncLocalStorage();
 function withCpus(cpus, work) {
   return cpus && cpus.length > 0 ? affinity.run(cpus, work) : work();
 }
+var confinedCpus = () => affinity.getStore();
 function runProcess(command, opts) {
   const [file2, ...args] = command;
   if (!file2) throw new Error("runProcess: empty command");
@@ -11723,6 +11724,151 @@ import { resolve as resolve10 } from "node:path";
 import { basename as basename3 } from "node:path";
 import { randomInt as randomInt2 } from "node:crypto";
 
+// src/config/defaults.ts
+var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
+var DEFAULT_FAIL_ON = "regression,kat";
+var DEFAULT_THRESHOLD_PCT = 3;
+var DEFAULT_ALPHA = 0.01;
+var PAIRED_TRIALS = 16;
+var PR_EXTRA_ROUNDS = PAIRED_TRIALS;
+var MAX_PR_PAIRS = 100;
+var MAX_MANIFEST_BYTES = 1 << 20;
+var MAX_INSTANCES_PER_CANDIDATE = 256;
+var MAX_CAMPAIGN_INSTANCES = 4096;
+var MIN_SECURITY_BITS = 64;
+var MAX_SECURITY_BITS = 1024;
+var MAX_TRIALS = 1e3;
+var MAX_WARMUPS = 1e4;
+var MAX_MIN_MEASUREMENTS = 1e6;
+var MIN_MEMORY_LIMIT_MB = 128;
+var MAX_MEMORY_LIMIT_MB = 1 << 20;
+var SIDE_BY_SIDE_TIMING = false;
+var RSS_NOISE_BYTES = 64 * 1024;
+var PROCESS_FIXED_S = 0.15;
+var CALIBRATION_REPEATS = 3;
+var HISTORY_MIN_RUNS = 3;
+var HISTORY_SIGMAS = 3;
+var HISTORY_RUNS = 8;
+var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
+var TREND_NIGHTS = 30;
+var NIGHT_ALPHA = 5e-3;
+var NIGHT_MIN_BEFORE = 2;
+var NIGHT_MIN_AFTER = 2;
+var HOST_SHIFT_MIN_ROWS = 3;
+var NIGHT_NOISE_MIN_PAIRS = 8;
+var NIGHT_NOISE_UNMEASURED = 0.03;
+var NIGHT_NOISE_FLOOR = 5e-3;
+var NIGHT_NOISY_FACTOR = 3;
+var NIGHT_NOISE_CONFIDENCE = 0.8;
+var UNSTABLE_MIN_CALLS = 2;
+var ACTION_INPUT_DEFAULTS = {
+  mode: "pull-request",
+  campaign: ".",
+  "data-dir": "performance/data",
+  "pages-dir": "performance/pages",
+  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
+  "pr-rounds": String(PAIRED_TRIALS),
+  "pr-extra-rounds": String(PR_EXTRA_ROUNDS),
+  "history-nights": String(TREND_NIGHTS),
+  "pair-nights": "true",
+  comment: "on-change",
+  "fail-on": DEFAULT_FAIL_ON,
+  publish: "none",
+  "publish-branch": "ngcc-perf-data",
+  "build-cache": "true",
+  "allow-forks": "false"
+};
+var CT_CALLS = 3;
+var CT_VALGRIND_FACTOR = 50;
+var CT_STARTUP_S = 2;
+var CT_OP_BUDGET_S = 60;
+var CT_PATH_CALLS = 64;
+var CT_MAX_CALLS = 1e3;
+var CT_COVERAGE_SLOWDOWN = 10;
+var ADAPTIVE_CI_TARGET = 0.01;
+var ADAPTIVE_MIN_TRIALS = 5;
+var ADAPTIVE_MAX_TRIALS = 30;
+var ADAPTIVE_TRIAL_TARGET_S = 0.1;
+var CALL_PLAN_S = 1;
+var CALL_PLAN_MIN_CALLS = 3;
+var CANARY_MARGIN = 2;
+var CANARY_REFERENCE_TRIALS = 31;
+var CANARY_REFERENCE_MIN = 5;
+var NIGHT_CANARY_MARGIN = 1.25;
+
+// src/measure/precision.ts
+var T975 = [
+  [1, 12.706],
+  [2, 4.303],
+  [3, 3.182],
+  [4, 2.776],
+  [5, 2.571],
+  [6, 2.447],
+  [7, 2.365],
+  [8, 2.306],
+  [9, 2.262],
+  [10, 2.228],
+  [11, 2.201],
+  [12, 2.179],
+  [13, 2.16],
+  [14, 2.145],
+  [15, 2.131],
+  [16, 2.12],
+  [17, 2.11],
+  [18, 2.101],
+  [19, 2.093],
+  [20, 2.086],
+  [21, 2.08],
+  [22, 2.074],
+  [23, 2.069],
+  [24, 2.064],
+  [25, 2.06],
+  [26, 2.056],
+  [27, 2.052],
+  [28, 2.048],
+  [29, 2.045],
+  [30, 2.042],
+  [40, 2.021],
+  [50, 2.009],
+  [60, 2],
+  [80, 1.99],
+  [100, 1.984]
+];
+var Z975 = 1.96;
+function tQuantile975(df) {
+  if (!Number.isInteger(df) || df < 1) throw new RangeError(`degrees of freedom must be a positive integer, not ${df}`);
+  const exact = T975.find(([d]) => d === df);
+  if (exact) return exact[1];
+  const upper = T975.findIndex(([d]) => d > df);
+  const [d0, t0] = T975[upper === -1 ? T975.length - 1 : upper - 1];
+  const [d1, t1] = upper === -1 ? [Number.POSITIVE_INFINITY, Z975] : T975[upper];
+  const [x0, x1, x] = [1 / d0, 1 / d1, 1 / df];
+  return t0 + (t1 - t0) * (x - x0) / (x1 - x0);
+}
+function ci95Relative(xs) {
+  const n = xs.length;
+  if (n < 2) return void 0;
+  const mean2 = xs.reduce((a, b) => a + b, 0) / n;
+  if (!(mean2 > 0)) return void 0;
+  const variance = xs.reduce((a, x) => a + (x - mean2) ** 2, 0) / (n - 1);
+  return tQuantile975(n - 1) * Math.sqrt(variance / n) / mean2;
+}
+function precisionOf(trials, plan) {
+  const counted = trials.filter((t) => !t.disturbed && t.measurements > 0);
+  const rel = ci95Relative(counted.map((t) => t.seconds / t.measurements)) ?? null;
+  const inCalls = plan?.calls;
+  if (inCalls) {
+    const met2 = rel !== null && rel <= inCalls.ci_target && counted.length >= inCalls.min_calls;
+    return { mode: "calls", ci95_rel: rel, trials: counted.length, target: inCalls.ci_target, met: met2 };
+  }
+  const rule = plan?.adaptive;
+  if (!rule) return { mode: "fixed", ci95_rel: rel, trials: counted.length };
+  const calls = counted.reduce((a, t) => a + t.measurements, 0);
+  const met = rel !== null && rel <= rule.ci_target && counted.length >= rule.min_trials && calls >= rule.min_calls;
+  return { mode: "adaptive", ci95_rel: rel, trials: counted.length, target: rule.ci_target, met };
+}
+
 // src/measure/plan.ts
 var CALIBRATION_CALLS = 5;
 function calibrationSecondsPerCall(t) {
@@ -11775,6 +11921,35 @@ function planAdaptive(secondsPerCall, p) {
     budget_limited: iterations * trials < p.min_measurements,
     adaptive: { ci_target: a.ci_target, min_trials: a.min_trials, max_trials: a.max_trials, min_calls: p.min_measurements }
   };
+}
+var plannedInCalls = (secondsPerCall, p) => secondsPerCall >= p.call_plan_s;
+function planCalls(secondsPerCall, p) {
+  const t = secondsPerCall;
+  const warmups = Math.min(p.warmups, 1);
+  const perProcess = (1 + warmups) * t;
+  const most = Math.max(CALL_PLAN_MIN_CALLS, Math.floor(p.op_budget_s / perProcess));
+  return {
+    iterations_per_trial: 1,
+    warmups,
+    trials: most,
+    separate_processes: true,
+    estimated_s: most * perProcess,
+    timeout_per_process_s: p.process_timeout_s + 3 * perProcess,
+    calibration_seconds_per_call: secondsPerCall,
+    budget_limited: most < p.min_measurements,
+    calls: { ci_target: p.adaptive.ci_target, min_calls: CALL_PLAN_MIN_CALLS, max_calls: most }
+  };
+}
+function planSizing(katSecondsPerCall, p) {
+  if (katSecondsPerCall !== void 0 && katSecondsPerCall > 0 && plannedInCalls(katSecondsPerCall, p)) return { kat: katSecondsPerCall };
+  return { warmups: katSecondsPerCall === void 0 ? 0 : 1 };
+}
+var calibratesAgain = (onceSeconds, trialTargetS, p) => onceSeconds < Math.min(trialTargetS, p.call_plan_s);
+var callPlanStands = (trial, p) => calibrationSecondsPerCall(trial) >= p.call_plan_s / 2;
+function planDone(plan, ran, trials) {
+  if (ran >= plan.trials) return true;
+  if (!plan.adaptive && !plan.calls) return false;
+  return precisionOf(trials, plan).met === true;
 }
 
 // node_modules/simple-statistics/dist/simple-statistics.mjs
@@ -12159,143 +12334,6 @@ function recordSpread(r) {
   if (!r.trials || r.trials.length < 2) return void 0;
   return trialSpread(deriveStatistics(r.trials), r.trials.length);
 }
-
-// src/measure/precision.ts
-var T975 = [
-  [1, 12.706],
-  [2, 4.303],
-  [3, 3.182],
-  [4, 2.776],
-  [5, 2.571],
-  [6, 2.447],
-  [7, 2.365],
-  [8, 2.306],
-  [9, 2.262],
-  [10, 2.228],
-  [11, 2.201],
-  [12, 2.179],
-  [13, 2.16],
-  [14, 2.145],
-  [15, 2.131],
-  [16, 2.12],
-  [17, 2.11],
-  [18, 2.101],
-  [19, 2.093],
-  [20, 2.086],
-  [21, 2.08],
-  [22, 2.074],
-  [23, 2.069],
-  [24, 2.064],
-  [25, 2.06],
-  [26, 2.056],
-  [27, 2.052],
-  [28, 2.048],
-  [29, 2.045],
-  [30, 2.042],
-  [40, 2.021],
-  [50, 2.009],
-  [60, 2],
-  [80, 1.99],
-  [100, 1.984]
-];
-var Z975 = 1.96;
-function tQuantile975(df) {
-  if (!Number.isInteger(df) || df < 1) throw new RangeError(`degrees of freedom must be a positive integer, not ${df}`);
-  const exact = T975.find(([d]) => d === df);
-  if (exact) return exact[1];
-  const upper = T975.findIndex(([d]) => d > df);
-  const [d0, t0] = T975[upper === -1 ? T975.length - 1 : upper - 1];
-  const [d1, t1] = upper === -1 ? [Number.POSITIVE_INFINITY, Z975] : T975[upper];
-  const [x0, x1, x] = [1 / d0, 1 / d1, 1 / df];
-  return t0 + (t1 - t0) * (x - x0) / (x1 - x0);
-}
-function ci95Relative(xs) {
-  const n = xs.length;
-  if (n < 2) return void 0;
-  const mean2 = xs.reduce((a, b) => a + b, 0) / n;
-  if (!(mean2 > 0)) return void 0;
-  const variance = xs.reduce((a, x) => a + (x - mean2) ** 2, 0) / (n - 1);
-  return tQuantile975(n - 1) * Math.sqrt(variance / n) / mean2;
-}
-function precisionOf(trials, plan) {
-  const counted = trials.filter((t) => !t.disturbed && t.measurements > 0);
-  const rel = ci95Relative(counted.map((t) => t.seconds / t.measurements)) ?? null;
-  const rule = plan?.adaptive;
-  if (!rule) return { mode: "fixed", ci95_rel: rel, trials: counted.length };
-  const calls = counted.reduce((a, t) => a + t.measurements, 0);
-  const met = rel !== null && rel <= rule.ci_target && counted.length >= rule.min_trials && calls >= rule.min_calls;
-  return { mode: "adaptive", ci95_rel: rel, trials: counted.length, target: rule.ci_target, met };
-}
-
-// src/config/defaults.ts
-var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
-var DEFAULT_FAIL_ON = "regression,kat";
-var DEFAULT_THRESHOLD_PCT = 3;
-var DEFAULT_ALPHA = 0.01;
-var PAIRED_TRIALS = 16;
-var PR_EXTRA_ROUNDS = PAIRED_TRIALS;
-var MAX_PR_PAIRS = 100;
-var MAX_MANIFEST_BYTES = 1 << 20;
-var MAX_INSTANCES_PER_CANDIDATE = 256;
-var MAX_CAMPAIGN_INSTANCES = 4096;
-var MIN_SECURITY_BITS = 64;
-var MAX_SECURITY_BITS = 1024;
-var MAX_TRIALS = 1e3;
-var MAX_WARMUPS = 1e4;
-var MAX_MIN_MEASUREMENTS = 1e6;
-var MIN_MEMORY_LIMIT_MB = 128;
-var MAX_MEMORY_LIMIT_MB = 1 << 20;
-var RSS_NOISE_BYTES = 64 * 1024;
-var PROCESS_FIXED_S = 0.15;
-var CALIBRATION_REPEATS = 3;
-var HISTORY_MIN_RUNS = 3;
-var HISTORY_SIGMAS = 3;
-var HISTORY_RUNS = 8;
-var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
-var TREND_NIGHTS = 30;
-var NIGHT_ALPHA = 5e-3;
-var NIGHT_MIN_BEFORE = 2;
-var NIGHT_MIN_AFTER = 2;
-var HOST_SHIFT_MIN_ROWS = 3;
-var NIGHT_NOISE_MIN_PAIRS = 8;
-var NIGHT_NOISE_UNMEASURED = 0.03;
-var NIGHT_NOISE_FLOOR = 5e-3;
-var NIGHT_NOISY_FACTOR = 3;
-var NIGHT_NOISE_CONFIDENCE = 0.8;
-var UNSTABLE_MIN_CALLS = 2;
-var ACTION_INPUT_DEFAULTS = {
-  mode: "pull-request",
-  campaign: ".",
-  "data-dir": "performance/data",
-  "pages-dir": "performance/pages",
-  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
-  "pr-rounds": String(PAIRED_TRIALS),
-  "pr-extra-rounds": String(PR_EXTRA_ROUNDS),
-  "history-nights": String(TREND_NIGHTS),
-  "pair-nights": "true",
-  comment: "on-change",
-  "fail-on": DEFAULT_FAIL_ON,
-  publish: "none",
-  "publish-branch": "ngcc-perf-data",
-  "build-cache": "true",
-  "allow-forks": "false"
-};
-var CT_CALLS = 3;
-var CT_VALGRIND_FACTOR = 50;
-var CT_STARTUP_S = 2;
-var CT_OP_BUDGET_S = 60;
-var CT_PATH_CALLS = 64;
-var CT_MAX_CALLS = 1e3;
-var CT_COVERAGE_SLOWDOWN = 10;
-var ADAPTIVE_CI_TARGET = 0.01;
-var ADAPTIVE_MIN_TRIALS = 5;
-var ADAPTIVE_MAX_TRIALS = 30;
-var ADAPTIVE_TRIAL_TARGET_S = 0.1;
-var CANARY_MARGIN = 2;
-var CANARY_REFERENCE_TRIALS = 31;
-var CANARY_REFERENCE_MIN = 5;
-var NIGHT_CANARY_MARGIN = 1.25;
 
 // src/measure/canary.ts
 function canaryOf(lines) {
@@ -13279,6 +13317,15 @@ async function nextTrial(op) {
   op.disturbed += retries;
   op.processes.push(proc);
   if (proc.status !== "complete") op.stopped = true;
+  replanFastCall(op);
+}
+function replanFastCall(op) {
+  const last = op.processes.at(-1);
+  const t = last?.status === "complete" ? last.trials[0] : void 0;
+  if (!op.plan?.calls || op.processes.length !== 1 || !last || !t || callPlanStands(t, op.req.planning)) return;
+  op.processes.pop();
+  op.calibration = last;
+  op.plan = planTrials(calibrationSecondsPerCall(t), op.req.planning);
 }
 function finish(op) {
   const req = op.req;
@@ -13289,26 +13336,27 @@ function finish(op) {
     load_average_end: loadAverage()
   };
   const show = (x) => shown(x, req.driver, req.library, req.libraryShown);
-  const calibrationForged = op.calibration.inputs_check?.outcome === "differs" ? inputsVerdict(op.calibration.inputs_check, -1, 0).detail : void 0;
-  if (calibrationForged)
+  const calibration = op.calibration;
+  const calibrationForged = calibration?.inputs_check?.outcome === "differs" ? inputsVerdict(calibration.inputs_check, -1, 0).detail : void 0;
+  if (calibration && calibrationForged)
     return {
       ...common,
       status: "failed",
       failure: `FORGED: ${calibrationForged}`,
       forged: `FORGED: ${calibrationForged}`,
-      processes: [show(op.calibration)],
+      processes: [show(calibration)],
       trials: [],
-      meta: op.calibration.meta,
+      meta: calibration.meta,
       disturbed_retries: 0
     };
   if (!op.plan)
     return {
       ...common,
       status: "failed",
-      failure: `calibration: ${op.calibration.failure}`,
-      processes: [show(op.calibration)],
+      failure: `calibration: ${calibration?.failure}`,
+      processes: calibration ? [show(calibration)] : [],
       trials: [],
-      meta: op.calibration.meta,
+      meta: calibration?.meta ?? {},
       disturbed_retries: 0
     };
   const trials = op.processes.filter((x) => x.status === "complete").flatMap((x) => x.trials);
@@ -13330,7 +13378,7 @@ function finish(op) {
       plan: op.plan,
       processes: op.processes.map(show),
       trials: [],
-      meta: op.processes[0]?.meta ?? op.calibration.meta,
+      meta: op.processes[0]?.meta ?? op.calibration?.meta ?? {},
       disturbed_retries: op.disturbed,
       ...replay
     };
@@ -13342,7 +13390,7 @@ function finish(op) {
     processes: op.processes.map(show),
     trials,
     stats: trials.length > 0 ? deriveStatistics(trials) : void 0,
-    meta: op.processes[0]?.meta ?? op.calibration.meta,
+    meta: op.processes[0]?.meta ?? op.calibration?.meta ?? {},
     disturbed_retries: op.disturbed,
     ...replay
   };
@@ -13408,10 +13456,9 @@ async function auditRepeatedInputs(op) {
   else op.repeat_audit = audit;
 }
 function done(op) {
-  if (!op.plan || op.stopped || op.processes.length >= op.plan.trials) return true;
-  if (!op.plan.adaptive) return false;
+  if (!op.plan || op.stopped) return true;
   const trials = op.processes.filter((x) => x.status === "complete").flatMap((x) => x.trials);
-  return precisionOf(trials, op.plan).met === true;
+  return planDone(op.plan, op.processes.length, trials);
 }
 function cleanPairs(a, b) {
   let clean = 0;
@@ -13434,12 +13481,15 @@ async function replaceDisturbedPairs(ops, planned) {
 async function calibrated(s, paired) {
   const req = s.req;
   const planning2 = paired ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
+  const planOf2 = (secondsPerCall) => !paired && plannedInCalls(secondsPerCall, planning2) ? planCalls(secondsPerCall, planning2) : planTrials(secondsPerCall, planning2);
+  const sizing = planSizing(req.callSeconds?.[req.operation], planning2);
+  if ("kat" in sizing) return { ...s, plan: { ...planOf2(sizing.kat), sized_by: "kat" } };
   const trialTarget = planning2.adaptive?.enabled ? planning2.adaptive.trial_target_s : planning2.trial_target_s;
-  const timeoutMs = processTimeoutMs(req, 1, 1);
+  const timeoutMs = processTimeoutMs(req, 1, sizing.warmups);
   try {
-    let calibration = await trialOnceMore({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
+    let calibration = await trialOnceMore({ ...s.base, iterations: 1, warmups: sizing.warmups, timeoutMs, calibration: true });
     const once = calibration.trials[0];
-    if (calibration.status === "complete" && once && once.seconds < trialTarget)
+    if (calibration.status === "complete" && once && calibratesAgain(once.seconds, trialTarget, planning2))
       calibration = await trialOnceMore({
         ...s.base,
         calibration: true,
@@ -13450,7 +13500,7 @@ async function calibrated(s, paired) {
     return {
       ...s,
       calibration,
-      plan: calibration.status === "complete" ? planTrials(calibrationSecondsPerCall(calibration.trials[0]), planning2) : void 0
+      plan: calibration.status === "complete" ? planOf2(calibrationSecondsPerCall(calibration.trials[0])) : void 0
     };
   } catch (e) {
     s.base.keys?.dispose();
@@ -34734,6 +34784,8 @@ var planningSchema = external_exports.object({
   trials: external_exports.number().int().min(1).max(MAX_TRIALS).default(5),
   trial_target_s: external_exports.number().positive().default(1),
   op_budget_s: external_exports.number().positive().default(60),
+  /** An operation whose call takes this many seconds or more is planned in calls (measure/plan.ts planCalls). */
+  call_plan_s: external_exports.number().positive().default(CALL_PLAN_S),
   min_measurements: external_exports.number().int().min(1).max(MAX_MIN_MEASUREMENTS).default(100),
   warmups: external_exports.number().int().min(0).max(MAX_WARMUPS).default(3),
   process_timeout_s: external_exports.number().positive().default(300),
@@ -34753,7 +34805,9 @@ var systemSchema = external_exports.object({
   cpu: external_exports.number().int().min(0).optional(),
   /** Cores a run may take any free one of, per instance (host-wide locks keep runs apart); instead of `cpu`. */
   cpus: external_exports.array(external_exports.number().int().min(0)).min(1).refine((l) => new Set(l).size === l.length, "lists a CPU twice").optional(),
-  fixed_clock_hz: external_exports.number().positive().optional()
+  fixed_clock_hz: external_exports.number().positive().optional(),
+  /** With several `cpus`: an instance's operations each on a timing core of its own, at once (default SIDE_BY_SIDE_TIMING). */
+  side_by_side: external_exports.boolean().optional()
 }).strict().refine((s) => s.cpu === void 0 || s.cpus === void 0, { message: "set cpu or cpus, not both", path: ["cpus"] });
 var FLAG_VARIANTS = ["reference", "performance", "resource"];
 var compilerName = external_exports.string().regex(/^[A-Za-z0-9_.+-]+$/, "expected the name of a system compiler on PATH (gcc, clang, gcc-12): no path, blank or option");
@@ -35183,6 +35237,65 @@ function checkCandidateFileNames(root3) {
   }
 }
 
+// src/kat/katPieces.ts
+function pieceRanges(records, pieces, fresh = 0) {
+  const units = records + fresh;
+  const n = Math.max(1, Math.min(Math.floor(pieces), units));
+  const out = [];
+  for (let k = 0, from = 0; k < n; k++) {
+    const to = from + Math.floor(units / n) + (k < units % n ? 1 : 0);
+    if (from <= records && (from < records || to > records))
+      out.push({ from, to: Math.min(to, records), fresh: fresh > 0 && to > records });
+    from = to;
+  }
+  if (fresh === 0) out[out.length - 1].fresh = true;
+  return out;
+}
+var pieceField = (p) => `piece=${p.from}:${p.to}${p.fresh ? ":fresh" : ""}`;
+async function runInPieces(records, pieces, start2, failed, fresh = 0) {
+  if (pieces < 2 || records < 2) return start2([], records);
+  const ranges = pieceRanges(records, pieces, fresh);
+  const runs = await Promise.all(ranges.map((p) => start2([pieceField(p)], p.to - p.from || fresh)));
+  const failing = runs.find(failed);
+  if (failing) return failing;
+  const run = joinedRun(runs.map((d) => d.run));
+  const merged = mergeMetas(runs.map((d) => d.output.meta));
+  if ("differs" in merged) {
+    const [key, a, b] = merged.differs;
+    const where = (k) => ranges[k].to > ranges[k].from ? `records ${ranges[k].from}\u2013${ranges[k].to - 1}` : "the fresh seeds";
+    const detail = `the library's ${key} differs between the KAT's processes: ${runs[a].output.meta[key]} for ${where(a)}, ${runs[b].output.meta[key]} for ${where(b)}`;
+    return { run, output: { meta: runs[0].output.meta, lines: [], status: "LOADFAIL", statusDetail: detail } };
+  }
+  const output2 = { meta: merged.meta, lines: runs.flatMap((d) => d.output.lines), status: "PASS" };
+  return { run, output: output2 };
+}
+function joinedRun(runs) {
+  return {
+    ...runs[0],
+    stdout: runs.map((r) => r.stdout).join(""),
+    stderr: runs.map((r) => r.stderr).join(""),
+    truncated: runs.some((r) => r.truncated),
+    wallSeconds: Math.max(...runs.map((r) => r.wallSeconds))
+  };
+}
+function mergeMetas(metas) {
+  const meta3 = {};
+  const from = {};
+  for (const [k, m] of metas.entries()) {
+    for (const [key, value] of Object.entries(m)) {
+      const known = meta3[key];
+      if (known === void 0) {
+        meta3[key] = value;
+        from[key] = k;
+      } else if (key.startsWith("draws_")) meta3[key] = String(Math.min(Number(known), Number(value)));
+      else if (key.startsWith("call_s_")) meta3[key] = Number(value) > Number(known) ? value : known;
+      else if (key === "records") meta3[key] = String(Number(known) + Number(value));
+      else if (known !== value) return { differs: [key, from[key], k] };
+    }
+  }
+  return { meta: meta3 };
+}
+
 // src/kat/manifest.ts
 import { createHash as createHash3 } from "node:crypto";
 var RECORD_START = /^(Count|count|Msg_Len) =/;
@@ -35328,21 +35441,31 @@ function classifyDriverFailure({ run, output: out, rejected }) {
     return { status: "CRASH", detail: `the driver finished without STATUS PASS (${out.status ?? "no STATUS line"})` };
   return void 0;
 }
+var driverFailed = (d) => classifyDriverFailure(d) !== void 0;
+function runKatDriver(req, job, records, channelMaxBytes) {
+  return runDriver([req.driver, req.library], job, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    channelMaxBytes,
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] },
+    timeoutOnMark: (name, wall_s) => name === "kat-record" ? katTimeoutS(req.timeoutMs / 1e3, wall_s, records) * 1e3 : void 0
+  });
+}
+var FRESH_RECORDS = 2;
 async function runKat(req) {
   const { candidate, label } = req;
   const entries = req.manifest.filter((e) => e.label === label);
   const records = recordsToGenerate(candidate, entries);
   const mode = isNistKatRng(candidate.katRng) ? "nist" : "iccs";
   const job = ["kat", candidate.type, mode, String(records), ...mode === "nist" ? [req.nistPrefix ?? ""] : []];
-  const driver = await runDriver([req.driver, req.library], job, {
-    timeoutMs: req.timeoutMs,
-    maxOutputBytes: 64 * 1024,
-    memoryLimitBytes: req.memoryLimitBytes,
-    channelMaxBytes: KAT_CHANNEL_MAX,
-    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] },
-    // Once the first record is done, the rest take about as long each: the timeout follows.
-    timeoutOnMark: (name, wall_s) => name === "kat-record" ? katTimeoutS(req.timeoutMs / 1e3, wall_s, records) * 1e3 : void 0
-  });
+  const driver = await runInPieces(
+    records,
+    req.pieces ?? 1,
+    (piece, own6) => runKatDriver(req, [...job, ...piece], own6, KAT_CHANNEL_MAX),
+    driverFailed,
+    FRESH_RECORDS
+  );
   const { run, output: out } = driver;
   const sizes2 = Object.fromEntries(
     Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes") || k === "kex_passes").map(([k, v]) => [k, Number(v)])
@@ -35433,6 +35556,16 @@ function refuse2to33(memoryLimitBytes) {
   if (memoryLimitBytes === void 0 || memoryLimitBytes >= KAT_2_33_MIN_MEMORY_MB * 1024 * 1024) return void 0;
   return `not run: its 2^33-bit (1 GiB) message needs planning.memory_limit_mb of at least ${KAT_2_33_MIN_MEMORY_MB}, the campaign allows ${Math.floor(memoryLimitBytes / 1048576)}`;
 }
+var KAT_2_12_RECORDS2 = 4097;
+function recordsOf(kind, limit) {
+  if (kind === "KAT_2_12") return limit > 0 && limit < KAT_2_12_RECORDS2 ? limit : KAT_2_12_RECORDS2;
+  return kind === "KAT_2_23" ? 3 : 1;
+}
+function runHashFile(req, type, kind, limit) {
+  const job = ["kat", type, "iccs", kind, String(limit)];
+  const records = recordsOf(kind, limit);
+  return runInPieces(records, req.pieces ?? 1, (piece, own6) => runKatDriver(req, [...job, ...piece], own6, 64 << 20), driverFailed);
+}
 async function runHashKat(req) {
   const { candidate, label } = req;
   const entries = req.manifest.filter((e) => e.label === label);
@@ -35462,13 +35595,7 @@ async function runHashKat(req) {
       files.push({ file: file2, seconds: 0, status: "NOKAT", detail: refused });
       continue;
     }
-    const driver = await runDriver([req.driver, req.library], ["kat", hashDriverType(digest.bits), "iccs", kind, String(limit)], {
-      timeoutMs: req.timeoutMs,
-      maxOutputBytes: 64 * 1024,
-      memoryLimitBytes: req.memoryLimitBytes,
-      channelMaxBytes: 64 << 20,
-      sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] }
-    });
+    const driver = await runHashFile(req, hashDriverType(digest.bits), kind, limit);
     last = driver.run;
     sizes2 = {
       ...sizes2,
@@ -35682,11 +35809,23 @@ async function timedKat(p, b) {
     p.katSeconds += (performance.now() - started) / 1e3;
   }
 }
-function katOf(p, b) {
+async function katOf(p, b) {
+  const own6 = confinedCpus();
+  if (!own6 || !p.run.borrowCores) return katOn(p, b, 1);
+  const borrowed = await p.run.borrowCores(`${p.unit.key} kat`, own6);
+  try {
+    const cores = [...own6, ...borrowed.cpus];
+    return cores.length < 2 ? await katOn(p, b, 1) : await withCpus(cores, () => katOn(p, b, cores.length));
+  } finally {
+    borrowed.release();
+  }
+}
+function katOn(p, b, pieces) {
   const { run, unit, manifest } = p;
   const { plan } = run;
   const { candidate, instance } = unit;
   return (candidate.type === "hash" ? runHashKat : runKat)({
+    pieces,
     candidate,
     label: instance.label,
     nistPrefix: nistEntryPrefix(instance),
@@ -36093,6 +36232,25 @@ function manifestOfInstance(entries, label) {
   };
 }
 
+// src/campaign/sideBySide.ts
+function timedTogether(type, todo) {
+  return type === "kex" ? [[...todo]] : todo.map((r) => [r]);
+}
+async function pinnedRequests(reqs, pinned) {
+  const counterHz = await pinned.counterRate?.(pinned);
+  const canary = pinned.canary?.(pinned);
+  return reqs.map((r) => ({ ...r, cpu: pinned.plan.cpu, counterHz, ...canary ? { canary } : {} }));
+}
+async function measuredSideBySide(ctx, type, todo, measure2) {
+  const parts = timedTogether(type, todo);
+  if (!ctx.sideBySide || parts.length < 2) return measure2([...todo], ctx.run);
+  const from = ctx.summary.operations.length;
+  await ctx.sideBySide(parts, async (bundle, pinned) => measure2(await pinnedRequests(bundle.flat(), pinned), pinned));
+  const at = (operation) => todo.findIndex((r) => r.operation === operation);
+  const rows = ctx.summary.operations.splice(from);
+  ctx.summary.operations.push(...rows.sort((a, b) => at(a.operation) - at(b.operation)));
+}
+
 // src/campaign/measure.ts
 function remeasuredNoisy(plan, r) {
   if (!plan.remeasure.has("noisy") || !r.trials?.length) return false;
@@ -36162,11 +36320,13 @@ var measure = {
       return "kept";
     }
     if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
-    const reqs = base ? pairedRequests(plan, entry, todo, base) : todo;
-    const recording = { ctx, run, entry, todo, base, appended, replaced };
-    await measureOperations(reqs, (j, result) => recordResult(recording, j, result), {
-      alternate: base !== void 0,
-      pairs: base !== void 0
+    await measuredSideBySide(ctx, unit.candidate.type, todo, async (mine, pinned) => {
+      const reqs = base ? pairedRequests(plan, entry, mine, base) : mine;
+      const recording = { ctx, run: pinned, entry, todo: mine, base, appended, replaced };
+      await measureOperations(reqs, (j, result) => recordResult(recording, j, result), {
+        alternate: base !== void 0,
+        pairs: base !== void 0
+      });
     });
     noteForgery(ctx, entry);
   }
@@ -36292,8 +36452,8 @@ function recordHeadSide(rec, operation, result) {
 }
 function resultNote(result, spread, replacedRecord) {
   const disturbed = result.trials.filter((t) => t.disturbed).length;
-  const precision = result.plan?.adaptive ? precisionOf(result.trials, result.plan) : void 0;
-  const adaptive = precision ? `; ${result.trials.length} trials, \xB1${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target \xB1${(precision.target * 100).toFixed(1)}% ${precision.met ? "met" : "not met"})` : "";
+  const precision = result.plan?.adaptive || result.plan?.calls ? precisionOf(result.trials, result.plan) : void 0;
+  const adaptive = precision ? `; ${result.trials.length} ${result.plan?.calls ? "calls" : "trials"}, \xB1${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target \xB1${(precision.target * 100).toFixed(1)}% ${precision.met ? "met" : "not met"})` : "";
   return `${replacedRecord ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}${adaptive}`;
 }
 function baseSideLine(result) {
@@ -37047,11 +37207,17 @@ function stagesOf(steps) {
   }
   return stages;
 }
-async function runStage(ctx, stage, opts, workerCpu) {
-  const steps = async () => {
-    for (const step of stage.steps) await opts.runStep(ctx, step);
-  };
+async function runStage(ctx, stage, opts, workerCpu, sideBySide) {
   const needsCore = stage.kind !== "pool" && !(ctx.entry && !ctx.entry.library) && stage.steps.some((step) => step.needsCore?.(ctx) ?? true);
+  const spread = needsCore && stage.kind === "timing" ? sideBySide : void 0;
+  const steps = async () => {
+    ctx.sideBySide = spread;
+    try {
+      for (const step of stage.steps) await opts.runStep(ctx, step);
+    } finally {
+      ctx.sideBySide = void 0;
+    }
+  };
   const cpus = workerCpu !== void 0 ? [workerCpu] : void 0;
   const confined2 = () => withCpus(cpus, steps);
   const onLentCore = workerCpu !== void 0 && (opts.lentCpus?.includes(workerCpu) ?? false);
@@ -37066,64 +37232,141 @@ async function runSchedule(units, stages, opts) {
     }
     return;
   }
-  const poolOwnsCores = (opts.poolCpus?.length ?? 0) > 0;
-  const lane = (s) => laneOf(s.kind, poolOwnsCores);
-  const next = units.map(() => 0);
-  const running = units.map(() => false);
-  const freeWorkers = Array.from({ length: Math.max(1, opts.workers) }, (_, k) => k);
-  let timingBusy = 0;
-  const timingLanes = Math.max(1, opts.cores);
-  let failure2;
-  let inFlight = 0;
-  const done2 = () => next.every((s) => s >= stages.length);
-  const ready = (u) => !running[u] && next[u] < stages.length;
-  await new Promise((resolve22) => {
-    const start2 = (u, workerCpu, release2) => {
-      running[u] = true;
-      inFlight++;
-      const ctx = units[u];
-      runStage(ctx, stages[next[u]], opts, workerCpu).then(() => {
-        next[u]++;
-        if (next[u] === stages.length) opts.onUnitDone?.(ctx);
-      }).catch((error62) => {
-        failure2 ??= { error: error62 };
-      }).finally(() => {
-        running[u] = false;
-        release2();
-        inFlight--;
-        dispatch();
-      });
-    };
-    const dispatch = () => {
-      if (failure2 || done2()) {
-        if (inFlight === 0) resolve22();
-        return;
-      }
-      const waiting = waitingOf(
-        units.map((_, u) => {
-          const stage = ready(u) ? stages[next[u]] : void 0;
-          return stage && { lane: lane(stage), kind: stage.kind };
+  await new Lanes(units, stages, opts).run();
+}
+var Lanes = class {
+  constructor(units, stages, opts) {
+    this.units = units;
+    this.stages = stages;
+    this.opts = opts;
+    const poolOwnsCores = (opts.poolCpus?.length ?? 0) > 0;
+    this.lane = (s) => laneOf(s.kind, poolOwnsCores);
+    this.next = units.map(() => 0);
+    this.running = units.map(() => false);
+    this.freeWorkers = Array.from({ length: Math.max(1, opts.workers) }, (_, k) => k);
+    this.timingLanes = Math.max(1, opts.cores);
+  }
+  units;
+  stages;
+  opts;
+  lane;
+  next;
+  running;
+  freeWorkers;
+  timingLanes;
+  timingBusy = 0;
+  inFlight = 0;
+  failure;
+  resolve = () => {
+  };
+  async run() {
+    await new Promise((resolve22) => {
+      this.resolve = resolve22;
+      this.dispatch();
+    });
+    if (this.failure) throw this.failure.error;
+  }
+  done() {
+    return this.next.every((s) => s >= this.stages.length);
+  }
+  ready(u) {
+    return !this.running[u] && this.next[u] < this.stages.length;
+  }
+  start(u, workerCpu, release2) {
+    this.running[u] = true;
+    this.inFlight++;
+    const ctx = this.units[u];
+    const stage = this.stages[this.next[u]];
+    const spread = this.opts.sideBySide && stage.kind === "timing" ? this.spread(ctx, stage) : void 0;
+    runStage(ctx, stage, this.opts, workerCpu, spread).then(() => {
+      this.next[u]++;
+      if (this.next[u] === this.stages.length) this.opts.onUnitDone?.(ctx);
+    }).catch((error62) => {
+      this.failure ??= { error: error62 };
+    }).finally(() => {
+      this.running[u] = false;
+      release2();
+      this.inFlight--;
+      this.dispatch();
+    });
+  }
+  dispatch() {
+    if (this.failure || this.done()) {
+      if (this.inFlight === 0) this.resolve();
+      return;
+    }
+    const waiting = waitingOf(
+      this.units.map((_, u) => {
+        const stage = this.ready(u) ? this.stages[this.next[u]] : void 0;
+        return stage && { lane: this.lane(stage), kind: stage.kind };
+      })
+    );
+    const starts = startsNow(waiting, { timing: this.timingLanes - this.timingBusy, workers: this.freeWorkers.length });
+    for (const u of starts.timing) {
+      this.timingBusy++;
+      this.start(u, void 0, () => this.timingBusy--);
+    }
+    for (const u of starts.pool) {
+      const worker = this.freeWorkers.shift();
+      const cpus = this.opts.poolCpus;
+      this.start(u, cpus && cpus.length > 0 ? cpus[worker % cpus.length] : void 0, () => this.freeWorkers.push(worker));
+    }
+    if (this.inFlight === 0 && !this.done()) {
+      this.failure ??= { error: new Error("scheduler: stages are left but none can start") };
+      this.resolve();
+    }
+  }
+  /**
+   * A timing stage's parts (SideBySide): the stage's own core takes the first bundle, and each timing
+   * lane free now, whose core's lock is free too, one more; a spare core is given back when its
+   * bundle ends. An error of one bundle is thrown once every bundle has ended.
+   */
+  spread(ctx, stage) {
+    return async (parts, work) => {
+      const own6 = ctx.run;
+      const free = this.failure ? 0 : Math.min(parts.length - 1, this.timingLanes - this.timingBusy);
+      const spares = await this.spareCores(ctx, stage, free);
+      const n = spares.length + 1;
+      const bundles = Array.from({ length: n }, (_, k) => parts.filter((_2, i) => i % n === k));
+      const settled = await Promise.allSettled(
+        bundles.map(async (bundle, k) => {
+          if (k === 0) return work(bundle, own6);
+          const spare = spares[k - 1];
+          try {
+            await work(bundle, spare.run);
+          } finally {
+            spare.release();
+            this.timingBusy--;
+            this.dispatch();
+          }
         })
       );
-      const starts = startsNow(waiting, { timing: timingLanes - timingBusy, workers: freeWorkers.length });
-      for (const u of starts.timing) {
-        timingBusy++;
-        start2(u, void 0, () => timingBusy--);
-      }
-      for (const u of starts.pool) {
-        const worker = freeWorkers.shift();
-        const cpus = opts.poolCpus;
-        start2(u, cpus && cpus.length > 0 ? cpus[worker % cpus.length] : void 0, () => freeWorkers.push(worker));
-      }
-      if (inFlight === 0 && !done2()) {
-        failure2 ??= { error: new Error("scheduler: stages are left but none can start") };
-        resolve22();
-      }
+      const failed = settled.find((s) => s.status === "rejected");
+      if (failed) throw failed.reason;
     };
-    dispatch();
-  });
-  if (failure2) throw failure2.error;
-}
+  }
+  /** Up to `wanted` spare timing cores, their lanes counted busy from the first try on. */
+  async spareCores(ctx, stage, wanted) {
+    const spares = [];
+    if (wanted <= 0 || !this.opts.spareCore) return spares;
+    this.timingBusy += wanted;
+    try {
+      while (spares.length < wanted) {
+        const spare = await this.opts.spareCore(ctx, stage);
+        if (!spare) break;
+        spares.push(spare);
+      }
+    } catch (e) {
+      for (const s of spares) s.release();
+      spares.length = 0;
+      throw e;
+    } finally {
+      this.timingBusy -= wanted - spares.length;
+      if (spares.length < wanted) this.dispatch();
+    }
+    return spares;
+  }
+};
 
 // src/campaign/tracker.ts
 function forecastUnits(plan, units, stages, poolOwnsCores) {
@@ -39057,6 +39300,13 @@ async function runLocked(plan, opts, steps, startedMs) {
     stages.some((s) => s.kind === "timing")
   );
   if (pool.capped) run.progress?.note?.(pool.capped);
+  const poolCpus = pool.cpus;
+  if (poolCpus && !opts.serial)
+    run.borrowCores = (what, own6) => cores.borrow(
+      what,
+      own6,
+      poolCpus.filter((c) => !own6.includes(c))
+    );
   if (pool.lent) run.progress?.note?.(pool.lent.note);
   const poolOwnsCores = !opts.serial && pool.cpus !== void 0;
   const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
@@ -39085,7 +39335,13 @@ async function runLocked(plan, opts, steps, startedMs) {
     ended_utc: (/* @__PURE__ */ new Date()).toISOString(),
     cpu_holds: cores.holds,
     ...reported.counter ? { counter_source: reported.counter } : {},
-    schedule: { workers: pool.workers, pool_cpus: pool.cpus ?? null, serial: opts.serial ?? false, pool_spans: scheduled.poolSpans },
+    schedule: {
+      workers: pool.workers,
+      pool_cpus: pool.cpus ?? null,
+      serial: opts.serial ?? false,
+      side_by_side: sideBySideOn(plan, opts.serial ?? false),
+      pool_spans: scheduled.poolSpans
+    },
     forecast: outcome,
     ...timingProcesses ? { timing_processes: timingProcesses } : {}
   });
@@ -39172,8 +39428,12 @@ function scheduleOptions(sched, pool, serial) {
       });
     },
     runStep: (ctx, step) => runTimedStep(sched, ctx, step),
-    onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, sched.before[ctx.unit.key], sched.stepSeconds.get(ctx.unit.key))
+    onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, sched.before[ctx.unit.key], sched.stepSeconds.get(ctx.unit.key)),
+    ...sideBySideOn(plan, serial) ? { sideBySide: true, spareCore: (ctx, stage) => cores.spare(`${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`) } : {}
   };
+}
+function sideBySideOn(plan, serial) {
+  return !serial && plan.cpus.length > 1 && (plan.settings.systems[plan.system]?.side_by_side ?? SIDE_BY_SIDE_TIMING);
 }
 async function runTimedStep(sched, ctx, step) {
   const { tracker, stepSeconds } = sched;
@@ -39225,39 +39485,130 @@ function coreHolds(run, waits, onHold) {
   const environments = /* @__PURE__ */ new Map([[plan.cpu, run.environment]]);
   const holder = `ngcc-perf, system ${plan.system}${plan.shard ? ` shard ${plan.shard.index}/${plan.shard.count}` : ""} into ${plan.systemDir}`;
   const holds = [];
-  return {
-    holds,
-    async on(what, say, work, cpus = plan.cpus) {
-      let waited = false;
-      const lease = await lockCore([...cpus], {
-        what: `${what} \u2014 ${holder}`,
-        onWait: (line) => {
-          if (!waited) waits.waitStarted();
-          waited = true;
-          say(line);
-          run.progress?.waiting?.(line);
-        }
-      });
-      if (waited) {
-        waits.waitEnded();
-        run.progress?.waiting?.(void 0);
-        say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
-      }
-      const cpu = lease.cpu;
-      if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu, plan.settings.compiler));
-      const pinned = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu) };
-      waits.workStarted();
-      try {
-        return await work(pinned);
-      } finally {
+  const mine = /* @__PURE__ */ new Set();
+  const claims = new CoreClaims();
+  const held2 = (what, lease) => {
+    const cpu = lease.cpu;
+    mine.add(cpu);
+    if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu, plan.settings.compiler));
+    const pinned = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu) };
+    waits.workStarted();
+    let released = false;
+    return {
+      run: pinned,
+      release() {
+        if (released) return;
+        released = true;
         waits.workEnded();
         holds.push({ cpu, what, acquired_utc: lease.acquired_utc, released_utc: (/* @__PURE__ */ new Date()).toISOString(), waited_s: lease.waited_s });
+        mine.delete(cpu);
         lease.release();
         onHold(holds);
       }
-    }
+    };
   };
+  return {
+    holds,
+    async on(what, say, work, cpus = plan.cpus) {
+      const one2 = cpus.length === 1 ? cpus[0] : void 0;
+      if (one2 === void 0) return holding(what, say, work, cpus);
+      await claims.claim(one2);
+      try {
+        return await holding(what, say, work, cpus);
+      } finally {
+        claims.give(one2);
+      }
+    },
+    /** One of `cpus` (the run's timing cores) that neither this run nor another process holds now, or undefined: it never waits. */
+    spare,
+    /**
+     * Each of `cpus` that no step of this run and no other process holds now, held until `release`
+     * (a KAT's pieces on the pool's cores): a step that wants one meanwhile waits for it. It never waits.
+     */
+    borrow: (what, own6, cpus) => borrowFree(claims, (cpu) => spare(what, [cpu]), own6, cpus)
+  };
+  async function holding(what, say, work, cpus) {
+    let waited = false;
+    const lease = await lockCore([...cpus], {
+      what: `${what} \u2014 ${holder}`,
+      onWait: (line) => {
+        if (!waited) waits.waitStarted();
+        waited = true;
+        say(line);
+        run.progress?.waiting?.(line);
+      }
+    });
+    if (waited) {
+      waits.waitEnded();
+      run.progress?.waiting?.(void 0);
+      say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
+    }
+    const hold = held2(what, lease);
+    try {
+      return await work(hold.run);
+    } finally {
+      hold.release();
+    }
+  }
+  async function spare(what, cpus = plan.cpus) {
+    const free = cpus.filter((c) => !mine.has(c));
+    if (free.length === 0) return void 0;
+    try {
+      return held2(what, await lockCore(free, { what: `${what} \u2014 ${holder}`, noWait: true }));
+    } catch (e) {
+      if (e instanceof CoreBusy) return void 0;
+      throw e;
+    }
+  }
 }
+async function borrowFree(claims, take, own6, cpus) {
+  const ownClaimed = own6.filter((cpu) => claims.tryClaim(cpu));
+  const got = [];
+  const release2 = () => {
+    for (const { cpu, core: core2 } of got) {
+      core2.release();
+      claims.give(cpu);
+    }
+    for (const cpu of ownClaimed) claims.give(cpu);
+  };
+  try {
+    for (const cpu of cpus) {
+      if (!claims.tryClaim(cpu)) continue;
+      const core2 = await take(cpu).catch((e) => {
+        claims.give(cpu);
+        throw e;
+      });
+      if (core2) got.push({ cpu, core: core2 });
+      else claims.give(cpu);
+    }
+  } catch (e) {
+    release2();
+    throw e;
+  }
+  return { cpus: got.map((g2) => g2.cpu), release: release2 };
+}
+var CoreClaims = class {
+  given = /* @__PURE__ */ new Map();
+  /** Claims `cpu` now; false when another step has it. */
+  tryClaim(cpu) {
+    if (this.given.has(cpu)) return false;
+    let resolve22 = () => {
+    };
+    const done2 = new Promise((r) => {
+      resolve22 = r;
+    });
+    this.given.set(cpu, { done: done2, resolve: resolve22 });
+    return true;
+  }
+  async claim(cpu) {
+    while (!this.tryClaim(cpu)) await this.given.get(cpu).done;
+  }
+  give(cpu) {
+    const claim2 = this.given.get(cpu);
+    this.given.delete(cpu);
+    claim2?.resolve();
+  }
+};
 function campaignWriter(run) {
   const { plan, environment: environment2 } = run;
   const campaignJson = readJsonIfExists(plan.paths.campaign) ?? {};
@@ -39764,6 +40115,8 @@ function precisionProblems(where, r) {
   const plan = r.plan;
   const want = precisionOf(r.trials, plan);
   const problems = [];
+  const many = plan?.calls ? r.trials.findIndex((t) => t.measurements !== 1) : -1;
+  if (many >= 0) problems.push(`${where}: trials[${many}] has ${r.trials[many].measurements} calls; a plan in calls times one a trial`);
   for (const k of ["mode", "trials", "target", "met"])
     if (stated?.[k] !== want[k]) problems.push(`${where}: precision.${k} ${stated?.[k]} != ${want[k]} recomputed from trials and plan`);
   const rel = stated?.ci95_rel;
@@ -48005,7 +48358,21 @@ function figureNotes(records) {
   return [
     ...shown4.some((r) => refusedTrials(r.processes).length > 0) ? [para(REFUSED_NOTE)] : [],
     ...shown4.some((r) => partialStop(r) !== void 0) ? [para(PARTIAL_NOTE)] : [],
-    ...shown4.some((r) => medianApart(r) !== void 0) ? [para(MEDIAN_APART_NOTE)] : []
+    ...shown4.some((r) => medianApart(r) !== void 0) ? [para(MEDIAN_APART_NOTE)] : [],
+    ...shown4.flatMap(callPlanNote)
+  ];
+}
+var planOf = (r) => r.plan;
+function callPlanNote(r) {
+  if (!planOf(r)?.calls || r.trials.length === 0 || typeof r.mean_seconds !== "number") return [];
+  const p = precisionOf(r.trials, planOf(r));
+  const calls = r.trials.reduce((a, t) => a + t.measurements, 0);
+  const interval = p.ci95_rel === null ? "no interval: fewer than two undisturbed calls" : `${formatPrecision(p.ci95_rel)} (target ${formatPrecision(p.target)}: ${p.met ? "met" : "not met"})`;
+  return [
+    para(
+      code4(`${r.candidate}/${r.label}`),
+      ` ${r.operation}: planned in calls, its call being slow. The figure is of ${plural(calls, "call")} of about ${formatSeconds(r.mean_seconds)} each, each call a trial process of its own; its mean per call is known to ${interval}.`
+    )
   ];
 }
 var isNoisy = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
@@ -48017,12 +48384,12 @@ function spreadCell(r) {
   return `${cell2}${precisionCell(r)}${figureMarks(r)}`;
 }
 function precisionCell(r) {
-  const p = precisionOf(r.trials, r.plan);
+  const p = precisionOf(r.trials, planOf(r));
   if (p.ci95_rel === null) return "";
-  const target = p.mode === "adaptive" ? ` (target ${formatPrecision(p.target)}: ${p.met ? "met" : "not met"})` : "";
+  const target = p.target !== void 0 ? ` (target ${formatPrecision(p.target)}: ${p.met ? "met" : "not met"})` : "";
   return ` \xB7 ${formatPrecision(p.ci95_rel)}${target}`;
 }
-var PRECISION_NOTE = '\xB1: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, which stops its trials once that interval is within its target.';
+var PRECISION_NOTE = '\xB1: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, or one in calls, which stops once that interval is within its target.';
 var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}\xD7 as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;
 
 // src/report/pages/cells.ts
@@ -49487,14 +49854,18 @@ var planning = (model) => [
 function planUsed(model) {
   const p = model.campaign.planning ?? {};
   const a = p.adaptive;
-  const modes = provenanceOf(allInstances(model)).records.map((r) => precisionOf(r.trials ?? [], r.plan));
+  const modes = provenanceOf(allInstances(model)).records.map(
+    (r) => precisionOf(r.trials ?? [], r.plan)
+  );
   const adaptive = modes.filter((m) => m.mode === "adaptive");
+  const inCalls = modes.filter((m) => m.mode === "calls");
+  const calls = inCalls.length === 0 ? "" : ` ${inCalls.length} of ${modes.length} timed operations planned in calls, their call being slow; ${inCalls.filter((m) => m.met).length} of them met the target.`;
   const fixed = `fixed, ${p.trials ?? "not recorded"} trials \xD7 ${p.trial_target_s ?? "not recorded"} s per operation (the guide's reference plan)`;
   const rule = a ? `adaptive, trials of ${a.trial_target_s} s until the 95 % interval of the mean per call is within ${formatPrecision(a.ci_target ?? Number.NaN)}, after at least ${a.min_trials} trials and the minimum of calls, at most ${a.max_trials} trials and the per-operation budget` : "adaptive";
-  if (adaptive.length === 0) return `Plan: ${fixed}.`;
+  if (adaptive.length === 0) return `Plan: ${fixed}.${calls}`;
   const met = adaptive.filter((m) => m.met).length;
   const counts = `${adaptive.length} of ${modes.length} timed operations planned adaptively, ${met} of them met the target`;
-  return `Plan: ${a?.enabled ? rule : fixed}; ${counts}${a?.enabled ? "" : ` (their rule: ${rule})`}.`;
+  return `Plan: ${a?.enabled ? rule : fixed}; ${counts}${a?.enabled ? "" : ` (their rule: ${rule})`}.${calls}`;
 }
 function distinctHostChecks(checks) {
   const byKey = /* @__PURE__ */ new Map();

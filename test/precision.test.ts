@@ -1,6 +1,6 @@
 import { gammaln } from 'simple-statistics';
 import { describe, expect, it } from 'vitest';
-import { planTrials } from '../src/measure/plan.js';
+import { calibratesAgain, callPlanStands, planCalls, planDone, plannedInCalls, planSizing, planTrials } from '../src/measure/plan.js';
 import { ci95Relative, precisionOf, tQuantile975 } from '../src/measure/precision.js';
 import type { Trial } from '../src/measure/stats.js';
 import { planSchema } from './helpers/planning.js';
@@ -118,5 +118,100 @@ describe('planning', () => {
       iterations_per_trial: 1,
       budget_limited: true,
     });
+  });
+});
+
+describe('slow operations, planned in calls', () => {
+  const defaults = planSchema({});
+  /** One trial of one call of `s` seconds. */
+  const call = (s: number, extra: Partial<Trial> = {}): Trial => ({ measurements: 1, seconds: s, cycles: 0, ...extra });
+  /** How many calls the plan makes of these per-call figures: it stops where planDone says so. */
+  const callsMade = (plan: ReturnType<typeof planCalls>, figures: number[]): number => {
+    let n = 0;
+    while (
+      n < figures.length &&
+      !planDone(
+        plan,
+        n,
+        figures.slice(0, n).map((s) => call(s)),
+      )
+    )
+      n++;
+    return n;
+  };
+  /** The interval of these calls, worked out here: t(0.975, n − 1) · s / √n over the mean. */
+  const interval = (xs: number[]) => {
+    const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+    const sd = Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
+    return (tQuantile975(xs.length - 1) * sd) / Math.sqrt(xs.length) / m;
+  };
+
+  it('a 343-s keygen: three calls of one process each, the floor winning over the 60-s budget', () => {
+    const plan = planCalls(343, defaults);
+    expect(plan).toMatchObject({ iterations_per_trial: 1, warmups: 1, trials: 3, budget_limited: true });
+    expect(plan.calls).toEqual({ ci_target: 0.01, min_calls: 3, max_calls: 3 });
+    expect(plan.estimated_s).toBe(3 * 2 * 343);
+    // Against the trial plans: the fixed one's 5 trials of a warm-up and a call, the adaptive one's single trial.
+    expect(planTrials(343, defaults)).toMatchObject({ trials: 5, iterations_per_trial: 1, warmups: 1 });
+    const adaptive = planSchema({
+      adaptive: { enabled: true, nightly: true, ci_target: 0.01, min_trials: 5, max_trials: 30, trial_target_s: 0.1 },
+    });
+    expect(planTrials(343, adaptive)).toMatchObject({ trials: 1, iterations_per_trial: 1, warmups: 1 });
+    // 2 s a call, each process a warm-up and a call: the 60-s budget holds 15 of them, a 20-s one 5;
+    // a 10-s budget still the floor's 3.
+    expect(planCalls(2, defaults).calls).toMatchObject({ max_calls: 15 });
+    expect(planCalls(2, planSchema({ op_budget_s: 20 })).calls).toMatchObject({ max_calls: 5 });
+    expect(planCalls(2, planSchema({ op_budget_s: 10 })).calls).toMatchObject({ max_calls: 3 });
+    // Without warm-ups, the budget holds the calls alone.
+    expect(planCalls(2, planSchema({ warmups: 0 }))).toMatchObject({ warmups: 0, calls: { max_calls: 30 } });
+  });
+
+  it('makes the fewest calls whose interval is within the target, never fewer than three', () => {
+    const plan = planCalls(2, defaults);
+    // Two calls that agree exactly: no stop before the floor.
+    expect(callsMade(plan, [2, 2, 2, 2, 2])).toBe(3);
+    // Calls that spread 1.5 % at first, then settle: the first n whose interval is within 1 %.
+    const figures = [2, 2.03, 1.99, 2.01, 2.0, 2.005, 1.995, 2.0, 2.0, 2.0];
+    const fewest = figures.findIndex((_, i) => i >= 2 && interval(figures.slice(0, i + 1)) <= 0.01) + 1;
+    expect(fewest).toBeGreaterThan(3);
+    expect(interval(figures.slice(0, fewest - 1))).toBeGreaterThan(0.01);
+    expect(callsMade(plan, figures)).toBe(fewest);
+    // Calls that never agree within 1 %: as many as the budget holds.
+    const noisy = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 1.8 : 2.2));
+    expect(callsMade(plan, noisy)).toBe(15);
+  });
+
+  it('states its precision in calls: disturbed calls left out, the floor and the target both needed', () => {
+    const rule = planCalls(2, defaults);
+    const three = [call(2), call(2.002), call(1.998)];
+    expect(precisionOf(three, rule)).toMatchObject({ mode: 'calls', trials: 3, target: 0.01, met: true });
+    expect(precisionOf([...three.slice(0, 2), call(4, { disturbed: 'off the CPU' })], rule).met).toBe(false);
+    expect(precisionOf([call(2), call(2.2), call(1.8)], rule)).toMatchObject({ mode: 'calls', met: false });
+  });
+
+  it('is chosen from call_plan_s (1 s) on, and sized by the KAT’s figure with no calibration call', () => {
+    expect(plannedInCalls(0.99, defaults)).toBe(false);
+    expect(plannedInCalls(1, defaults)).toBe(true);
+    // The KAT timed the call: it sizes the plan, and nothing is calibrated.
+    expect(planSizing(343, defaults)).toEqual({ kat: 343 });
+    expect(planSizing(1, defaults)).toEqual({ kat: 1 });
+    // The KAT's longest call was fast: the calibration as before, its one call after one warm-up.
+    expect(planSizing(1e-4, defaults)).toEqual({ warmups: 1 });
+    // No figure: one call, without a warm-up that could be a second slow call.
+    expect(planSizing(undefined, defaults)).toEqual({ warmups: 0 });
+  });
+
+  it('calibrates at most one slow call: the second process of five calls only below a trial and call_plan_s', () => {
+    expect(calibratesAgain(1e-4, 1, defaults)).toBe(true);
+    expect(calibratesAgain(343, 1, defaults)).toBe(false);
+    // A trial target above call_plan_s does not buy a slow call a second calibration.
+    expect(calibratesAgain(0.5, 5, planSchema({ call_plan_s: 0.2 }))).toBe(false);
+    expect(calibratesAgain(0.1, 5, planSchema({ call_plan_s: 0.2 }))).toBe(true);
+  });
+
+  it('gives way to trials when a call it ran proves fast, under half of call_plan_s', () => {
+    expect(callPlanStands(call(0.6), defaults)).toBe(true);
+    expect(callPlanStands(call(0.4), defaults)).toBe(false);
+    expect(callPlanStands(call(0.4), planSchema({ call_plan_s: 0.5 }))).toBe(true);
   });
 });

@@ -163,6 +163,11 @@ describe('the trusted half', () => {
     const replayReq = (library: string) =>
       ({ driver: tools.driver, library, type: 'sig', operation: 'sign', rng: 'iccs-drng', timeoutMs: 60_000, sandbox: 'bwrap' }) as const;
     const replayOf = (library: string, p: Awaited<ReturnType<typeof sign>>) => replayTrial(replayReq(library), p, 0, CALLS, 2);
+    /** As the tool runs it: a trial the clock or the kernel contradicted (a slow hand-over on a busy host) runs once more. */
+    const signAsRun = async (library: string) => {
+      const first = await sign(library);
+      return runsOnceMore(first) ? sign(library) : first;
+    };
 
     it('control: an honest signer is held, and its replay, given the window key, agrees', async () => {
       const lib = signerWithHooks(dir, 'window-honest');
@@ -198,7 +203,7 @@ describe('the trusted half', () => {
 
     it('a signer that leaves its signatures to after the window is FORGED: the trusted half took the outputs at its end', async () => {
       const lib = signerWithHooks(dir, 'window-late', 'WINDOW_LATE');
-      const p = await sign(lib);
+      const p = await signAsRun(lib);
       // It signed every message once the end mark was answered, outside both sides' windows...
       expect(windowSays(p.stderr)).toEqual({ calls: CALLS, cached: 0, late: CALLS });
       // ...so the driver's own checks after the window pass (every signature was there by then),

@@ -5,6 +5,7 @@ import type { WorkflowTemplate } from '@actions/workflow-parser';
 import type { Nodes, Table } from 'mdast';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { settingsSchema } from '../src/config/schemas.js';
 import { makeOctokit } from '../src/github/githubApi.js';
 import { startFakeGithub } from './helpers/fakeGithub.js';
 import { parsePage, plain } from './helpers/pages.js';
@@ -272,6 +273,19 @@ describe('workflows-example: what each workflow promises', () => {
     expect(mergeJob.steps.some((s) => /\bmerge\b/.test(s.run ?? ''))).toBe(true);
     const publish = mergeJob.steps.find((s) => s.uses && ACTION.test(s.uses))!;
     expect(publish.with).toMatchObject({ mode: 'report', publish: 'commit' });
+  });
+
+  it('nightly.yml: the systems it shows in a comment are valid ngcc-perf.yml, each with several timing cores, core 0 in none', () => {
+    const lines = text('nightly.yml').split('\n');
+    const start = lines.indexOf('#   systems:');
+    expect(start).toBeGreaterThan(0);
+    const block = lines.slice(start, lines.indexOf('#', start)).map((l) => l.replace(/^# {2}/, ''));
+    const settings = settingsSchema.parse({ ...parseYaml(block.join('\n')) });
+    const systems = Object.entries(settings.systems);
+    expect(systems.map(([id]) => id)).toEqual(['x86_1', 'arm_1']);
+    for (const [id, system] of systems) {
+      expect([id, system.cpus!.length > 1, system.cpus!.includes(0), system.side_by_side]).toEqual([id, true, false, undefined]);
+    }
   });
 });
 

@@ -16,7 +16,13 @@
  * With a field `unseen=HEX` (128 hex digits, anywhere after TYPE) the same procedure starts from that
  * seed instead of the published one (docs/method.md#unseen-seeds): the ICCS seed DRNG's nonce (the
  * message DRNG's keeps its published difference from it), NIST's first 48 bytes of entropy, a hash
- * file's DRNG seed XOR the file's name. The published seed given as unseen gives the published KAT. */
+ * file's DRNG seed XOR the file's name. The published seed given as unseen gives the published KAT.
+ * With a field `piece=FROM:TO` (anywhere after TYPE) only records FROM..TO-1 are computed and sent
+ * (docs/method.md#kat-in-pieces): the earlier records' seeds and messages are still drawn, in the
+ * official order, so each computed record is the serial run's; the NIST header and the fresh seeds
+ * only in the piece that starts at 0, the fresh seeds only in the piece marked `:fresh`
+ * (`piece=FROM:TO:fresh`; `piece=N:N:fresh`, after the last of N records, runs them alone). The
+ * pieces' texts, joined in order, are the serial text. */
 #include "core/harness.h"
 #include "jobs.h"
 #include "core/kex_ops.h"
@@ -31,23 +37,50 @@ static FILE *out;
 unsigned char kat_unseen_seed[KAT_UNSEEN_BYTES];
 int kat_unseen;
 
-/* Takes the field `unseen=HEX` out of f[3..n), into kat_unseen_seed; returns the fields left. */
-static int take_unseen(int n, char **f) {
-    static const char key[] = "unseen=";
+static void take_unseen(const char *hex) {
+    if (strlen(hex) != 2 * KAT_UNSEEN_BYTES) fail(EXIT_USAGE, "USAGE", "unseen= takes %d hex digits", 2 * KAT_UNSEEN_BYTES);
+    for (int k = 0; k < KAT_UNSEEN_BYTES; k++) {
+        unsigned v;
+        if (sscanf(hex + 2 * k, "%2x", &v) != 1) fail(EXIT_USAGE, "USAGE", "unseen= takes hex digits");
+        kat_unseen_seed[k] = (unsigned char)v;
+    }
+    kat_unseen = 1;
+}
+
+unsigned long long kat_from, kat_to;
+int kat_piece, kat_fresh = 1;
+static unsigned long long piece_from, piece_to;
+static int piece_fresh;
+
+static void take_piece(const char *range) {
+    char *end = NULL;
+    if (range[0] < '0' || range[0] > '9') fail(EXIT_USAGE, "USAGE", "piece= takes FROM:TO[:fresh], record numbers");
+    piece_from = strtoull(range, &end, 10);
+    if (*end != ':' || end[1] < '0' || end[1] > '9') fail(EXIT_USAGE, "USAGE", "piece= takes FROM:TO[:fresh], record numbers");
+    piece_to = strtoull(end + 1, &end, 10);
+    piece_fresh = strcmp(end, ":fresh") == 0;
+    if (*end != '\0' && !piece_fresh) fail(EXIT_USAGE, "USAGE", "piece= takes FROM:TO[:fresh], record numbers");
+    kat_piece = 1;
+}
+
+void kat_piece_range(unsigned long long records) {
+    kat_from = kat_piece ? piece_from : 0;
+    kat_to = kat_piece ? piece_to : records;
+    kat_fresh = !kat_piece || piece_fresh;
+    /* Empty only as the fresh checks alone, after the last record. */
+    int fresh_alone = piece_fresh && piece_from == records && piece_to == records;
+    if (kat_piece && !fresh_alone && (piece_from >= piece_to || piece_to > records))
+        fail(EXIT_USAGE, "USAGE", "piece=%llu:%llu is not a non-empty range of the %llu records", piece_from, piece_to, records);
+}
+
+/* Takes the fields `unseen=HEX` and `piece=FROM:TO` out of f[3..n); returns the fields left. */
+static int take_fields(int n, char **f) {
+    static const char unseen[] = "unseen=", piece[] = "piece=";
     int kept = 0;
     for (int i = 0; i < n; i++) {
-        if (i < 3 || strncmp(f[i], key, sizeof key - 1) != 0) {
-            f[kept++] = f[i];
-            continue;
-        }
-        const char *hex = f[i] + sizeof key - 1;
-        if (strlen(hex) != 2 * KAT_UNSEEN_BYTES) fail(EXIT_USAGE, "USAGE", "unseen= takes %d hex digits", 2 * KAT_UNSEEN_BYTES);
-        for (int k = 0; k < KAT_UNSEEN_BYTES; k++) {
-            unsigned v;
-            if (sscanf(hex + 2 * k, "%2x", &v) != 1) fail(EXIT_USAGE, "USAGE", "unseen= takes hex digits");
-            kat_unseen_seed[k] = (unsigned char)v;
-        }
-        kat_unseen = 1;
+        if (i >= 3 && strncmp(f[i], unseen, sizeof unseen - 1) == 0) take_unseen(f[i] + sizeof unseen - 1);
+        else if (i >= 3 && strncmp(f[i], piece, sizeof piece - 1) == 0) take_piece(f[i] + sizeof piece - 1);
+        else f[kept++] = f[i];
     }
     return kept;
 }
@@ -83,9 +116,13 @@ static void note_call(int op, int known, unsigned long long before, double secon
         note_call(op, draws_known_, draws_before_, wallclock_seconds() - started_, a); \
     } while (0)
 
-/* After the first record: its time tells the parent how long the KAT will take (its timeout). */
+/* After the first record computed: its time tells the parent how long the KAT will take (its timeout). */
 static void first_record_done(unsigned long long i) {
-    if (i == 0) proto_mark("kat-record");
+    if (i == kat_from) proto_mark("kat-record");
+}
+
+void kat_fresh_started(int f) {
+    if (f == 1 && kat_from == kat_to) proto_mark("kat-record");
 }
 
 static void put_hex(const char *key, const unsigned char *p, unsigned long long n) {
@@ -153,7 +190,7 @@ static void iccs_nonce(unsigned char nonce[64], const char *word, const char *ta
     for (int i = 0; i < 64; i++) nonce[i] ^= (unsigned char)(seed_nonce[i] ^ kat_unseen_seed[i]);
 }
 
-static void iccs_kem(api_t *a, unsigned long long records) {
+static void iccs_kem(api_t *a) {
     unsigned char nonce[64], seed[64], drng_seed[DRNG_CTX_BYTES];
     drng_or_fail(a);
     iccs_nonce(nonce, "seed", "");
@@ -164,9 +201,10 @@ static void iccs_kem(api_t *a, unsigned long long records) {
     guarded_alloc(&ct, a->ct_len, "ct");
     guarded_alloc(&ss, a->ss_len, "ss (enc)");
     guarded_alloc(&ss2, a->ss_len, "ss (dec)");
-    for (unsigned long long i = 0; i < records; i++) {
+    for (unsigned long long i = 0; i < kat_to; i++) {
         unsigned long long pk_len = 0, sk_len = 0, ct_len = 0, ss_len = 0, ss2_len = 0;
         must(a->drng_get(drng_seed, seed, 512), "get_random_number(seed DRNG)", i);
+        if (i < kat_from) continue; /* another piece's record: its seed drawn, as in the serial run */
         must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number", i);
         OBSERVED(CALL_KEYGEN, must(a->kem_keygen(pk.p, &pk_len, sk.p, &sk_len), "kem_keygen", i));
         check(&pk, pk_len);
@@ -193,7 +231,8 @@ static void iccs_kem(api_t *a, unsigned long long records) {
         first_record_done(i);
     }
     unsigned char *prev_pk = alloc_or_fail(a->pk_len);
-    for (int f = 0; f < FRESH_RECORDS; f++) {
+    for (int f = 0; f < (kat_fresh ? FRESH_RECORDS : 0); f++) {
+        kat_fresh_started(f);
         unsigned long long pk_len = 0, sk_len = 0, ct_len = 0, ss_len = 0, ss2_len = 0, ss3_len = 0;
         random_fill(seed, sizeof seed);
         must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number (fresh seed)", (unsigned long long)f);
@@ -228,9 +267,13 @@ static void iccs_sig(api_t *a, unsigned long long records) {
     guarded_alloc(&sk, a->sk_len, "sk");
     guarded_alloc(&sn, a->sn_len, "signature");
     guarded_alloc(&m, max_m, "message");
-    for (unsigned long long i = 0; i < records; i++) {
+    for (unsigned long long i = 0; i < kat_to; i++) {
         unsigned long long pk_len = 0, sk_len = 0, sn_len = 0, m_len = 56 + 8 * i;
         must(a->drng_get(drng_seed, seed, 512), "get_random_number(seed DRNG)", i);
+        if (i < kat_from) { /* another piece's record: its seed and message drawn, as in the serial run */
+            must(a->drng_get(drng_msg, m.p, 8 * m_len), "get_random_number(message DRNG)", i);
+            continue;
+        }
         must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number", i);
         OBSERVED(CALL_KEYGEN, must(a->sig_keygen(pk.p, &pk_len, sk.p, &sk_len), "sig_keygen", i));
         check(&pk, pk_len);
@@ -257,7 +300,8 @@ static void iccs_sig(api_t *a, unsigned long long records) {
         first_record_done(i);
     }
     unsigned char *prev_pk = alloc_or_fail(a->pk_len);
-    for (int f = 0; f < FRESH_RECORDS; f++) {
+    for (int f = 0; f < (kat_fresh ? FRESH_RECORDS : 0); f++) {
+        kat_fresh_started(f);
         unsigned long long pk_len = 0, sk_len = 0, sn_len = 0, m_len = 56 < max_m ? 56 : max_m;
         random_fill(seed, sizeof seed);
         must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number (fresh seed)", (unsigned long long)f);
@@ -314,7 +358,7 @@ static void nist_kem(api_t *a, unsigned long long records, const char *prefix) {
     guarded_alloc(&ct, a->ct_len, "ct");
     guarded_alloc(&ss, a->ss_len, "ss (enc)");
     guarded_alloc(&ss2, a->ss_len, "ss (dec)");
-    for (unsigned long long i = 0; i < records; i++) {
+    for (unsigned long long i = kat_from; i < kat_to; i++) {
         a->nist_rng_init(seeds[i], NULL, 256);
         OBSERVED(CALL_KEYGEN, must(keypair(pk.p, sk.p), "crypto_kem_keypair", i));
         check(&pk, 0);
@@ -337,7 +381,8 @@ static void nist_kem(api_t *a, unsigned long long records, const char *prefix) {
     }
     free(seeds);
     unsigned char fresh[48], *prev_pk = alloc_or_fail(a->pk_len);
-    for (int f = 0; f < FRESH_RECORDS; f++) {
+    for (int f = 0; f < (kat_fresh ? FRESH_RECORDS : 0); f++) {
+        kat_fresh_started(f);
         random_fill(fresh, sizeof fresh);
         a->nist_rng_init(fresh, NULL, 256);
         must(keypair(pk.p, sk.p), "crypto_kem_keypair (fresh seed)", (unsigned long long)f);
@@ -380,7 +425,7 @@ static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
     guarded_alloc(&sk, a->sk_len, "sk");
     guarded_alloc(&sm, max_m + a->sn_len, "signed message");
     guarded_alloc(&m2, max_m + a->sn_len, "opened message");
-    for (unsigned long long i = 0; i < records; i++) {
+    for (unsigned long long i = kat_from; i < kat_to; i++) {
         size_t mlen = 33 * (i + 1), smlen = 0, m2len = 0;
         a->nist_rng_init(seeds[i], NULL, 256);
         OBSERVED(CALL_KEYGEN, must(keypair(pk.p, sk.p), "crypto_sign_keypair", i));
@@ -403,13 +448,14 @@ static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
         put_len("smlen", smlen);
         put_hex("sm", sm.p, smlen);
         fputc('\n', out);
-        free(msgs[i]);
         first_record_done(i);
     }
+    for (unsigned long long i = 0; i < records; i++) free(msgs[i]);
     free(msgs);
     free(seeds);
     unsigned char fresh[48], msg[33], *prev_pk = alloc_or_fail(a->pk_len);
-    for (int f = 0; f < FRESH_RECORDS; f++) {
+    for (int f = 0; f < (kat_fresh ? FRESH_RECORDS : 0); f++) {
+        kat_fresh_started(f);
         size_t smlen = 0, m2len = 0;
         random_fill(fresh, sizeof fresh);
         random_fill(msg, sizeof msg);
@@ -435,7 +481,7 @@ static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
 }
 
 int kat_main(int n, char **f) {
-    n = take_unseen(n, f);
+    n = take_fields(n, f);
     if (n < 5) {
         fprintf(stderr, "usage: ngcc_driver LIB kat TYPE iccs|nist RECORDS [NIST_PREFIX]\n");
         return EXIT_USAGE;
@@ -444,9 +490,10 @@ int kat_main(int n, char **f) {
     const char *lib = f[0], *type = f[2], *mode = f[3];
     unsigned long long records = strtoull(f[4], NULL, 10);
     const char *prefix = n > 5 ? f[5] : "";
+    kat_piece_range(records);
     api_t a;
     api_load(&a, lib, type);
-    if (a.is_kex) return kat_kex_main(&a, mode, records);
+    if (a.is_kex) return kat_kex_main(&a, mode);
     meta_u64("pk_bytes", a.pk_len);
     meta_u64("sk_bytes", a.sk_len);
     meta_u64("ct_bytes", a.ct_len);
@@ -459,9 +506,9 @@ int kat_main(int n, char **f) {
     draw_rng = strcmp(mode, "iccs") == 0 ? "iccs-drng" : "nist-ctr-drbg";
     if (strcmp(mode, "iccs") == 0) {
         if (a.is_sig) iccs_sig(&a, records);
-        else iccs_kem(&a, records);
+        else iccs_kem(&a);
     } else if (strcmp(mode, "nist") == 0) {
-        fprintf(out, "# %s\n\n", prefix[0] ? prefix : type);
+        if (kat_from == 0) fprintf(out, "# %s\n\n", prefix[0] ? prefix : type);
         if (a.is_sig) nist_sig(&a, records, prefix);
         else nist_kem(&a, records, prefix);
     } else {
@@ -470,7 +517,7 @@ int kat_main(int n, char **f) {
     if (fclose(out) != 0) fail(EXIT_IOERROR, "ERROR", "cannot hold the KAT text");
     proto_data("KAT", (const unsigned char *)text, text_len);
     free(text);
-    meta_u64("records", records);
+    meta_u64("records", kat_to - kat_from);
     char key[32], value[32];
     for (int op = 0; op < CALL_OPS; op++) {
         if (op < DRAWING_OPS && draw_seen[op]) {

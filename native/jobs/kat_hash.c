@@ -11,7 +11,11 @@
  * DRNG's first output) with `Msg_Seed` and `Msg_Exp`; KAT_Loop an 8192-bit
  * message hashed, then rotated and XORed with the digest LIMIT times.
  * Then two fresh messages the library cannot know in advance (getrandom), only with KAT_2_12: each
- * hashed twice must give one digest, and one flipped bit another. */
+ * hashed twice must give one digest, and one flipped bit another.
+ * A field `piece=FROM:TO` (native/jobs/kat.c) computes records FROM..TO-1 of KAT_2_12 (the earlier
+ * lengths' messages still drawn; the fresh messages in the piece marked `:fresh`) or of the three
+ * messages of KAT_2_23 / KAT_2_33 (only the third draws, and nothing before it). KAT_Loop refuses it:
+ * each iteration hashes the last one's output. */
 #include "core/harness.h"
 #include "jobs.h"
 #include "iccs/drng.h"
@@ -64,9 +68,11 @@ static void kat_2_12(unsigned long long limit) {
     seed_file_drng(&d, "KAT_2_12");
     guarded_alloc(&msg, KAT_2_12_MAX_BITS / 8, "message");
     unsigned long long records = limit && limit < KAT_2_12_MAX_BITS + 1 ? limit : KAT_2_12_MAX_BITS + 1;
-    for (unsigned long long len = 0; len < records; len++) {
+    kat_piece_range(records);
+    for (unsigned long long len = 0; len < kat_to; len++) {
         memset(msg.p, 0, msg.len);
         draw(&d, msg.p, len);
+        if (len < kat_from) continue; /* another piece's record: its message drawn, as in the serial run */
         snprintf(what, sizeof what, "Msg_Len = %llu", len);
         hash(msg.p, len, what);
         if (guarded_violated(&msg, what, sizeof what)) fail(EXIT_OVERFLOW, "OVERFLOW", "%s", what);
@@ -78,7 +84,7 @@ static void kat_2_12(unsigned long long limit) {
     /* Fresh messages: a table of answers to the official ones passes the digest, not these. */
     unsigned char *first = malloc(digest.len);
     if (!first) fail(EXIT_IOERROR, "ERROR", "out of memory");
-    for (int f = 0; f < 2; f++) {
+    for (int f = 0; f < (kat_fresh ? 2 : 0); f++) {
         unsigned long long len = 8 + (unsigned long long)f * 1000;
         random_fill(msg.p, (len + 7) / 8);
         hash(msg.p, len, "fresh message");
@@ -107,7 +113,8 @@ static void kat_long(const char *file, unsigned long long bits) {
     /* mmap: the 1 GiB of KAT_2_33 is asked of the kernel, and a refusal is said as such. */
     unsigned char *msg = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (msg == MAP_FAILED) fail(EXIT_IOERROR, "ERROR", "%s needs %zu bytes for its message, which the memory limit refuses", file, bytes);
-    for (int k = 0; k < 3; k++) {
+    kat_piece_range(3);
+    for (int k = (int)kat_from; k < (int)kat_to; k++) {
         if (k < 2) memset(msg, k == 0 ? 0x00 : 0xFF, bytes);
         else draw(&d, msg, bits);
         char what[64];
@@ -134,6 +141,7 @@ static void kat_loop(unsigned long long limit) {
     if (dl > n) fail(EXIT_USAGE, "USAGE", "KAT_Loop: a %d-bit digest is longer than the message", a.digest_bits);
     unsigned char *tmp = malloc(dl);
     if (!tmp) fail(EXIT_IOERROR, "ERROR", "out of memory");
+    if (kat_piece) fail(EXIT_USAGE, "USAGE", "KAT_Loop cannot be split into pieces: each iteration hashes the last one's output");
     seed_file_drng(&d, "KAT_Loop");
     guarded_alloc(&msg, n, "message");
     draw(&d, msg.p, LOOP_MESSAGE_BITS);

@@ -32,6 +32,13 @@ export interface RunContext {
   counterRate?(pinned: RunContext): Promise<number | undefined>;
   /** The host's recent canaries on the pinned run's core (measure/canary.ts): one reference per core for the run. */
   canary?(pinned: RunContext): CanaryReference;
+  /**
+   * The pool's cores besides `own` (the borrower's, which no other KAT borrows meanwhile) that no
+   * process holds now, each held by its host-wide lock (kept in campaign.json's cpu_holds) until
+   * `release`: where a KAT's pieces spread without sharing a core with a profile round or a ct run,
+   * which hold theirs. It never waits.
+   */
+  borrowCores?(what: string, own: readonly number[]): Promise<{ cpus: number[]; release(): void }>;
   /** The host as the run found it (written into each timing record). */
   environment: HostEnvironment;
   progress?: Progress;
@@ -81,7 +88,20 @@ export interface InstanceContext {
    * step's own, for the next run's plan.
    */
   parts?: Record<string, number>;
+  /**
+   * Set while a timing stage holds its core with side-by-side timing on (campaign/schedule.ts):
+   * runs `work` on bundles of `parts` at once, each bundle on a timing core of its own.
+   */
+  sideBySide?: SideBySide;
 }
+
+/**
+ * Deals `parts` into as many bundles as there are timing cores free now (the stage's own and the
+ * others, each held by its lock while its bundle runs) and runs `work` on each bundle with the run
+ * pinned to its core; one bundle of them all on the stage's own core when no other is free. Every
+ * part stays in one bundle, so all of a part's processes run on one core.
+ */
+export type SideBySide = <T>(parts: readonly T[], work: (bundle: T[], pinned: RunContext) => Promise<void>) => Promise<void>;
 
 /**
  * One phase of the work on an instance. The run calls every step of its list, in order, for each

@@ -23,6 +23,7 @@ import {
 import { plannedOperationSeconds } from './forecast.js';
 import { readPrevious } from './previous.js';
 import { UNSEEN_CHECK } from '../kat/unseen.js';
+import { measuredSideBySide } from './sideBySide.js';
 
 /** A kept record `--remeasure noisy` measures again: its trials spread NOISY_TRIAL_SPREAD or more. */
 function remeasuredNoisy(plan: { remeasure: ReadonlySet<string> }, r: TimingRecord): boolean {
@@ -111,12 +112,15 @@ export const measure: PhaseStep = {
       return 'kept';
     }
     if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
-    // Paired, each operation's base side follows it: [head keygen, base keygen, head enc, …].
-    const reqs = base ? pairedRequests(plan, entry, todo, base) : todo;
-    const recording: Recording = { ctx, run, entry, todo, base, appended, replaced };
-    await measureOperations(reqs, (j, result) => recordResult(recording, j, result), {
-      alternate: base !== undefined,
-      pairs: base !== undefined,
+    // Each bundle on the core it was given (campaign/sideBySide.ts): by default all of them, on this stage's.
+    await measuredSideBySide(ctx, unit.candidate.type, todo, async (mine, pinned) => {
+      // Paired, each operation's base side follows it: [head keygen, base keygen, head enc, …].
+      const reqs = base ? pairedRequests(plan, entry, mine, base) : mine;
+      const recording: Recording = { ctx, run: pinned, entry, todo: mine, base, appended, replaced };
+      await measureOperations(reqs, (j, result) => recordResult(recording, j, result), {
+        alternate: base !== undefined,
+        pairs: base !== undefined,
+      });
     });
     noteForgery(ctx, entry);
   },
@@ -281,10 +285,10 @@ function recordHeadSide(rec: Recording, operation: string, result: OperationResu
 /** What the progress line adds to a result: a replaced record, noisy or disturbed trials, an adaptive plan's precision. */
 function resultNote(result: OperationResult, spread: number | undefined, replacedRecord: boolean): string {
   const disturbed = result.trials.filter((t) => t.disturbed).length;
-  const precision = result.plan?.adaptive ? precisionOf(result.trials, result.plan) : undefined;
-  // Adaptive: how far the trials got, so that a log shows which operations needed more of them.
+  const precision = result.plan?.adaptive || result.plan?.calls ? precisionOf(result.trials, result.plan) : undefined;
+  // Adaptive or in calls: how far the trials got, so that a log shows which operations needed more of them.
   const adaptive = precision
-    ? `; ${result.trials.length} trials, ±${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target ±${(precision.target! * 100).toFixed(1)}% ${precision.met ? 'met' : 'not met'})`
+    ? `; ${result.trials.length} ${result.plan?.calls ? 'calls' : 'trials'}, ±${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target ±${(precision.target! * 100).toFixed(1)}% ${precision.met ? 'met' : 'not met'})`
     : '';
   return `${replacedRecord ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? '' : 's'} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? '' : 's'}` : ''}${adaptive}`;
 }

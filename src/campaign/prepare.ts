@@ -11,6 +11,7 @@ import { formatKatLog, katBody } from '../kat/log.js';
 import { type ManifestEntry, readManifest } from '../config/katManifest.js';
 import { runKat, type KatOutcome } from '../kat/runKat.js';
 import { runHashKat } from '../kat/hashKat.js';
+import { confinedCpus, withCpus } from '../sandbox/runProcess.js';
 import { elfSizes } from '../util/elf.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
 import { buildUnit, forcedRerunSeconds, previousSeconds, type PhaseStep, type RunContext } from './context.js';
@@ -175,11 +176,30 @@ async function timedKat(p: Preparing, b: BuildResult): Promise<KatOutcome> {
   }
 }
 
-function katOf(p: Preparing, b: BuildResult): Promise<KatOutcome> {
+/**
+ * The KAT of a pool stage, in pieces (docs/campaign.md#parallel-preparation): one on its worker's own
+ * core and one on each other pool core no process holds now, held while the pieces run, so that no
+ * piece shares a core with a profile round or a ct run. A stage not confined to a core of its own,
+ * or with no other core free, runs its KAT as one process.
+ */
+async function katOf(p: Preparing, b: BuildResult): Promise<KatOutcome> {
+  const own = confinedCpus();
+  if (!own || !p.run.borrowCores) return katOn(p, b, 1);
+  const borrowed = await p.run.borrowCores(`${p.unit.key} kat`, own);
+  try {
+    const cores = [...own, ...borrowed.cpus];
+    return cores.length < 2 ? await katOn(p, b, 1) : await withCpus(cores, () => katOn(p, b, cores.length));
+  } finally {
+    borrowed.release();
+  }
+}
+
+function katOn(p: Preparing, b: BuildResult, pieces: number): Promise<KatOutcome> {
   const { run, unit, manifest } = p;
   const { plan } = run;
   const { candidate, instance } = unit;
   return (candidate.type === 'hash' ? runHashKat : runKat)({
+    pieces,
     candidate,
     label: instance.label,
     nistPrefix: nistEntryPrefix(instance),

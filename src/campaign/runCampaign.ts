@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { sweepScratch } from '../util/scratch.js';
 import { harnessTools } from '../compile/harnessTools.js';
-import { lockCore } from '../env/cpuLock.js';
+import { CoreBusy, type CoreLease, lockCore } from '../env/cpuLock.js';
 import { addCosts, type ProcessCost } from '../measure/processCost.js';
 import { hostEnvironment, hostProblems, type HostEnvironment } from '../env/host.js';
 import { probeSandbox } from '../env/sandboxProbe.js';
@@ -18,7 +18,7 @@ import { againstOptions, planRun, type CampaignOptions, type RunPlan, type Unit 
 import { allowedCpus, withOwnThreadsOn } from '../env/cpus.js';
 import type { BuildEntry, BuildJson } from '../evidence/fileTypes.js';
 import { filledSeconds, unitCost } from './forecast.js';
-import { runSchedule, type ScheduleOptions, stagesOf } from './schedule.js';
+import { runSchedule, type ScheduleOptions, type SpareCore, stagesOf } from './schedule.js';
 import { forecastUnits, outcomeLines, planLines, RunTracker, WaitClock } from './tracker.js';
 import type { Progress } from './progress.js';
 import { prepare, saveEntry } from './prepare.js';
@@ -26,6 +26,7 @@ import { profile, profileBuild } from './profilePhase.js';
 import { stale } from './stale.js';
 import { ct, ctBuild } from './ctPhase.js';
 import { CanaryReference } from '../measure/canary.js';
+import { SIDE_BY_SIDE_TIMING } from '../config/defaults.js';
 
 export { katShown, type CampaignSummary, type PhaseStep } from './context.js';
 export {
@@ -112,6 +113,15 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     stages.some((s) => s.kind === 'timing'),
   );
   if (pool.capped) run.progress?.note?.(pool.capped);
+  const poolCpus = pool.cpus;
+  // A KAT's pieces spread over the pool's cores, a lent timing core included (each held by its lock).
+  if (poolCpus && !opts.serial)
+    run.borrowCores = (what, own) =>
+      cores.borrow(
+        what,
+        own,
+        poolCpus.filter((c) => !own.includes(c)),
+      );
   if (pool.lent) run.progress?.note?.(pool.lent.note);
   const poolOwnsCores = !opts.serial && pool.cpus !== undefined;
   const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
@@ -142,7 +152,13 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     ended_utc: new Date().toISOString(),
     cpu_holds: cores.holds,
     ...(reported.counter ? { counter_source: reported.counter } : {}),
-    schedule: { workers: pool.workers, pool_cpus: pool.cpus ?? null, serial: opts.serial ?? false, pool_spans: scheduled.poolSpans },
+    schedule: {
+      workers: pool.workers,
+      pool_cpus: pool.cpus ?? null,
+      serial: opts.serial ?? false,
+      side_by_side: sideBySideOn(plan, opts.serial ?? false),
+      pool_spans: scheduled.poolSpans,
+    },
     forecast: outcome,
     ...(timingProcesses ? { timing_processes: timingProcesses } : {}),
   });
@@ -257,7 +273,15 @@ function scheduleOptions(sched: Scheduled, pool: Pool, serial: boolean): Schedul
     },
     runStep: (ctx, step) => runTimedStep(sched, ctx, step),
     onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, sched.before[ctx.unit.key], sched.stepSeconds.get(ctx.unit.key)),
+    ...(sideBySideOn(plan, serial)
+      ? { sideBySide: true, spareCore: (ctx, stage) => cores.spare(`${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`) }
+      : {}),
   };
+}
+
+/** Whether an instance's operations may be timed on several of the run's cores at once (ngcc-perf.yml `side_by_side`). */
+function sideBySideOn(plan: RunPlan, serial: boolean): boolean {
+  return !serial && plan.cpus.length > 1 && (plan.settings.systems[plan.system]?.side_by_side ?? SIDE_BY_SIDE_TIMING);
 }
 
 /** Runs a step and keeps its seconds, with its parts', when it did work. */
@@ -363,6 +387,30 @@ function coreHolds(run: RunContext, waits: WaitClock, onHold: (holds: CpuHold[])
   // What a waiter's line shows first is the step; the run and its folder, long, come last.
   const holder = `ngcc-perf, system ${plan.system}${plan.shard ? ` shard ${plan.shard.index}/${plan.shard.count}` : ''} into ${plan.systemDir}`;
   const holds: CpuHold[] = [];
+  // The cores this run holds now: a spare core is one of the others.
+  const mine = new Set<number>();
+  const claims = new CoreClaims();
+  /** The hold of a lease: the run pinned to its core, and its release, which notes the hold. */
+  const held = (what: string, lease: CoreLease): SpareCore => {
+    const cpu = lease.cpu;
+    mine.add(cpu);
+    if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu, plan.settings.compiler));
+    const pinned: RunContext = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu)! };
+    waits.workStarted();
+    let released = false;
+    return {
+      run: pinned,
+      release() {
+        if (released) return;
+        released = true;
+        waits.workEnded();
+        holds.push({ cpu, what, acquired_utc: lease.acquired_utc, released_utc: new Date().toISOString(), waited_s: lease.waited_s });
+        mine.delete(cpu);
+        lease.release();
+        onHold(holds);
+      },
+    };
+  };
   return {
     holds,
     async on<T>(
@@ -371,35 +419,130 @@ function coreHolds(run: RunContext, waits: WaitClock, onHold: (holds: CpuHold[])
       work: (pinned: RunContext) => Promise<T>,
       cpus: readonly number[] = plan.cpus,
     ): Promise<T> {
-      let waited = false;
-      const lease = await lockCore([...cpus], {
-        what: `${what} — ${holder}`,
-        onWait: (line) => {
-          if (!waited) waits.waitStarted();
-          waited = true;
-          say(line);
-          run.progress?.waiting?.(line);
-        },
-      });
-      if (waited) {
-        waits.waitEnded();
-        run.progress?.waiting?.(undefined);
-        say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
-      }
-      const cpu = lease.cpu;
-      if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu, plan.settings.compiler));
-      const pinned: RunContext = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu)! };
-      waits.workStarted();
+      const one = cpus.length === 1 ? cpus[0]! : undefined;
+      if (one === undefined) return holding(what, say, work, cpus);
+      await claims.claim(one);
       try {
-        return await work(pinned);
+        return await holding(what, say, work, cpus);
       } finally {
-        waits.workEnded();
-        holds.push({ cpu, what, acquired_utc: lease.acquired_utc, released_utc: new Date().toISOString(), waited_s: lease.waited_s });
-        lease.release();
-        onHold(holds);
+        claims.give(one);
       }
     },
+    /** One of `cpus` (the run's timing cores) that neither this run nor another process holds now, or undefined: it never waits. */
+    spare,
+    /**
+     * Each of `cpus` that no step of this run and no other process holds now, held until `release`
+     * (a KAT's pieces on the pool's cores): a step that wants one meanwhile waits for it. It never waits.
+     */
+    borrow: (what: string, own: readonly number[], cpus: readonly number[]) => borrowFree(claims, (cpu) => spare(what, [cpu]), own, cpus),
   };
+
+  async function holding<T>(
+    what: string,
+    say: (line: string) => void,
+    work: (pinned: RunContext) => Promise<T>,
+    cpus: readonly number[],
+  ): Promise<T> {
+    let waited = false;
+    const lease = await lockCore([...cpus], {
+      what: `${what} — ${holder}`,
+      onWait: (line) => {
+        if (!waited) waits.waitStarted();
+        waited = true;
+        say(line);
+        run.progress?.waiting?.(line);
+      },
+    });
+    if (waited) {
+      waits.waitEnded();
+      run.progress?.waiting?.(undefined);
+      say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
+    }
+    const hold = held(what, lease);
+    try {
+      return await work(hold.run);
+    } finally {
+      hold.release();
+    }
+  }
+
+  async function spare(what: string, cpus: readonly number[] = plan.cpus): Promise<SpareCore | undefined> {
+    const free = cpus.filter((c) => !mine.has(c));
+    if (free.length === 0) return undefined;
+    try {
+      return held(what, await lockCore(free, { what: `${what} — ${holder}`, noWait: true }));
+    } catch (e) {
+      if (e instanceof CoreBusy) return undefined;
+      throw e;
+    }
+  }
+}
+
+/**
+ * Each of `cpus` no step has claimed and `take` can hold now, claimed and held until `release`; the
+ * borrower's own core is claimed meanwhile too, so another KAT does not borrow it. On an error, what
+ * it took is given back.
+ */
+async function borrowFree(
+  claims: CoreClaims,
+  take: (cpu: number) => Promise<SpareCore | undefined>,
+  own: readonly number[],
+  cpus: readonly number[],
+): Promise<{ cpus: number[]; release(): void }> {
+  const ownClaimed = own.filter((cpu) => claims.tryClaim(cpu));
+  const got: Array<{ cpu: number; core: SpareCore }> = [];
+  const release = () => {
+    for (const { cpu, core } of got) {
+      core.release();
+      claims.give(cpu);
+    }
+    for (const cpu of ownClaimed) claims.give(cpu);
+  };
+  try {
+    for (const cpu of cpus) {
+      if (!claims.tryClaim(cpu)) continue;
+      const core = await take(cpu).catch((e: unknown) => {
+        claims.give(cpu);
+        throw e;
+      });
+      if (core) got.push({ cpu, core });
+      else claims.give(cpu);
+    }
+  } catch (e) {
+    release();
+    throw e;
+  }
+  return { cpus: got.map((g) => g.cpu), release };
+}
+
+/**
+ * The cores steps of this run hold or are about to: lockCore refuses a core its own process holds,
+ * so a step that wants one core (a profile round's, a ct run's) waits here while a KAT's pieces
+ * have borrowed it, and a borrow passes over a core a step has.
+ */
+class CoreClaims {
+  private readonly given = new Map<number, { done: Promise<void>; resolve: () => void }>();
+
+  /** Claims `cpu` now; false when another step has it. */
+  tryClaim(cpu: number): boolean {
+    if (this.given.has(cpu)) return false;
+    let resolve = () => {};
+    const done = new Promise<void>((r) => {
+      resolve = r;
+    });
+    this.given.set(cpu, { done, resolve });
+    return true;
+  }
+
+  async claim(cpu: number): Promise<void> {
+    while (!this.tryClaim(cpu)) await this.given.get(cpu)!.done;
+  }
+
+  give(cpu: number): void {
+    const claim = this.given.get(cpu);
+    this.given.delete(cpu);
+    claim?.resolve();
+  }
 }
 
 /**

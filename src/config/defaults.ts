@@ -51,6 +51,13 @@ export const MAX_MIN_MEASUREMENTS = 1_000_000;
 export const MIN_MEMORY_LIMIT_MB = 128;
 export const MAX_MEMORY_LIMIT_MB = 1 << 20;
 
+/**
+ * One instance's operations on several timing cores at once (ngcc-perf.yml `systems.<id>.side_by_side`,
+ * docs/campaign.md#side-by-side-timing): off until a measurement on the bench machine shows that two
+ * trials at once leave each other's figures alone (docs/benchmarks.md#side-by-side-timing).
+ */
+export const SIDE_BY_SIDE_TIMING = false;
+
 /** A peak-RSS change below this many bytes is page-level noise, not reported (docs/statistics.md#always-reported). */
 export const RSS_NOISE_BYTES = 64 * 1024;
 /**
@@ -159,6 +166,18 @@ export const ADAPTIVE_CI_TARGET = 0.01;
 export const ADAPTIVE_MIN_TRIALS = 5;
 export const ADAPTIVE_MAX_TRIALS = 30;
 export const ADAPTIVE_TRIAL_TARGET_S = 0.1;
+
+/**
+ * Slow operations, planned in calls (ngcc-perf.yml `planning.call_plan_s`, docs/statistics.md#slow-operations-planned-in-calls):
+ * an operation whose call takes CALL_PLAN_S or more is timed one call a trial, until the 95 % interval
+ * of its mean per call is within ±ADAPTIVE_CI_TARGET, after CALL_PLAN_MIN_CALLS calls at least and
+ * within op_budget_s. One second is the fixed plan's whole trial (trial_target_s): such a call
+ * already is a trial, and a window that long dwarfs the trusted half's 0.2 ms of slack per window.
+ * Three calls at least: the fewest whose median is one call's figure, so a call a neighbour slowed
+ * moves the median by one place, not by half its excess.
+ */
+export const CALL_PLAN_S = 1;
+export const CALL_PLAN_MIN_CALLS = 3;
 
 /**
  * The canary (measure/canary.ts, docs/method.md#the-canary). A trial is disturbed when its canary

@@ -5,6 +5,7 @@ import {
   ADAPTIVE_MAX_TRIALS,
   ADAPTIVE_MIN_TRIALS,
   ADAPTIVE_TRIAL_TARGET_S,
+  CALL_PLAN_S,
   CT_CALLS,
   CT_MAX_CALLS,
   CT_PATH_CALLS,
@@ -164,6 +165,8 @@ export const planningSchema = z
     trials: z.number().int().min(1).max(MAX_TRIALS).default(5),
     trial_target_s: z.number().positive().default(1),
     op_budget_s: z.number().positive().default(60),
+    /** An operation whose call takes this many seconds or more is planned in calls (measure/plan.ts planCalls). */
+    call_plan_s: z.number().positive().default(CALL_PLAN_S),
     min_measurements: z.number().int().min(1).max(MAX_MIN_MEASUREMENTS).default(100),
     warmups: z.number().int().min(0).max(MAX_WARMUPS).default(3),
     process_timeout_s: z.number().positive().default(300),
@@ -191,6 +194,8 @@ const systemSchema = z
       .refine((l) => new Set(l).size === l.length, 'lists a CPU twice')
       .optional(),
     fixed_clock_hz: z.number().positive().optional(),
+    /** With several `cpus`: an instance's operations each on a timing core of its own, at once (default SIDE_BY_SIDE_TIMING). */
+    side_by_side: z.boolean().optional(),
   })
   .strict()
   .refine((s) => s.cpu === undefined || s.cpus === undefined, { message: 'set cpu or cpus, not both', path: ['cpus'] });

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { KAT_STATUSES, type Forgery } from '../kat/status.js';
 import { parseResultLine } from '../kat/log.js';
 import { deriveStatistics } from '../measure/stats.js';
-import { precisionOf, type AdaptiveRule, type Precision } from '../measure/precision.js';
+import { precisionOf, type AdaptiveRule, type CallRule, type Precision } from '../measure/precision.js';
 import { refusedTrials } from '../measure/refusals.js';
 import { medianRound, shares } from '../measure/shares.js';
 import { ATOMIC_TEMP, leftoverTempFiles, nonRegularEntries, processAlive, sha256Hex } from '../util/fsx.js';
@@ -185,9 +185,12 @@ function profileProblems(where: string, p: HashProfile): string[] {
 function precisionProblems(where: string, r: TimingRecord): string[] {
   if (r.precision === undefined) return [];
   const stated = r.precision as Partial<Precision> | null;
-  const plan = r.plan as { adaptive?: AdaptiveRule } | null | undefined;
+  const plan = r.plan as { adaptive?: AdaptiveRule; calls?: CallRule } | null | undefined;
   const want = precisionOf(r.trials, plan);
   const problems: string[] = [];
+  // A plan in calls times one call a trial: a trial of more would be counted as one call.
+  const many = plan?.calls ? r.trials.findIndex((t) => t.measurements !== 1) : -1;
+  if (many >= 0) problems.push(`${where}: trials[${many}] has ${r.trials[many]!.measurements} calls; a plan in calls times one a trial`);
   for (const k of ['mode', 'trials', 'target', 'met'] as const)
     if (stated?.[k] !== want[k]) problems.push(`${where}: precision.${k} ${stated?.[k]} != ${want[k]} recomputed from trials and plan`);
   const rel = stated?.ci95_rel;

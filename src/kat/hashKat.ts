@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import { digestBitsOf } from '../config/hashInstance.js';
 import type { ManifestEntry } from '../config/katManifest.js';
 import { hashDriverType } from '../measure/hashOperations.js';
-import { runDriver } from '../sandbox/runProcess.js';
+import type { DriverRun } from '../sandbox/runProcess.js';
 import { writeFileAtomic } from '../util/fsx.js';
 import { canonicalDigest } from './manifest.js';
-import { classifyDriverFailure, katTextOf, type KatFile, type KatOutcome, type KatRequest } from './runKat.js';
+import { runInPieces } from './katPieces.js';
+import { classifyDriverFailure, driverFailed, katTextOf, runKatDriver, type KatFile, type KatOutcome, type KatRequest } from './runKat.js';
 import type { KatStatus } from './status.js';
 
 /**
@@ -50,6 +51,25 @@ function refuse2to33(memoryLimitBytes: number | undefined): string | undefined {
   return `not run: its 2^33-bit (1 GiB) message needs planning.memory_limit_mb of at least ${KAT_2_33_MIN_MEMORY_MB}, the campaign allows ${Math.floor(memoryLimitBytes / 1048576)}`;
 }
 
+/** KAT_2_12's records: message lengths 0..4096 bits. */
+const KAT_2_12_RECORDS = 4097;
+
+/**
+ * The records of a file that may run in pieces (kat/katPieces.ts), or 1: KAT_Loop's iterations each
+ * hash the last one's output, and KAT_2_33's pieces would each hold its 1 GiB message.
+ */
+function recordsOf(kind: HashKatFile, limit: number): number {
+  if (kind === 'KAT_2_12') return limit > 0 && limit < KAT_2_12_RECORDS ? limit : KAT_2_12_RECORDS;
+  return kind === 'KAT_2_23' ? 3 : 1;
+}
+
+/** One file's driver run, in pieces when the request asks for them and the file can be split. */
+function runHashFile(req: KatRequest, type: string, kind: HashKatFile, limit: number): Promise<DriverRun> {
+  const job = ['kat', type, 'iccs', kind, String(limit)];
+  const records = recordsOf(kind, limit);
+  return runInPieces(records, req.pieces ?? 1, (piece, own) => runKatDriver(req, [...job, ...piece], own, 64 << 20), driverFailed);
+}
+
 /** Replays the hash KAT files the manifest names (else the three defaults) and checks each line. */
 export async function runHashKat(req: KatRequest): Promise<KatOutcome> {
   const { candidate, label } = req;
@@ -80,13 +100,7 @@ export async function runHashKat(req: KatRequest): Promise<KatOutcome> {
       files.push({ file, seconds: 0, status: 'NOKAT', detail: refused });
       continue;
     }
-    const driver = await runDriver([req.driver, req.library], ['kat', hashDriverType(digest.bits), 'iccs', kind, String(limit)], {
-      timeoutMs: req.timeoutMs,
-      maxOutputBytes: 64 * 1024,
-      memoryLimitBytes: req.memoryLimitBytes,
-      channelMaxBytes: 64 << 20,
-      sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library], writable: [] },
-    });
+    const driver = await runHashFile(req, hashDriverType(digest.bits), kind, limit);
     last = driver.run;
     sizes = {
       ...sizes,

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isNistKatRng, type Candidate } from '../config/campaign.js';
 import { runDriver, type DriverRun, type RunResult } from '../sandbox/runProcess.js';
+import { runInPieces } from './katPieces.js';
 import { katTimeoutS } from '../measure/cost.js';
 import { writeFileAtomic } from '../util/fsx.js';
 import { canonicalDigest } from './manifest.js';
@@ -23,6 +24,11 @@ export interface KatRequest {
   memoryLimitBytes?: number;
   /** How the driver is isolated (default bwrap): it reads itself and the library, writes nothing. */
   sandbox?: SandboxMode;
+  /**
+   * Driver processes the KAT may run as side by side, each computing a contiguous piece of the
+   * records (kat/katPieces.ts); 1 or absent: one process, the job without a `piece=` field.
+   */
+  pieces?: number;
 }
 
 export interface KatOutcome {
@@ -102,6 +108,27 @@ export function classifyDriverFailure({ run, output: out, rejected }: DriverRun)
   return undefined;
 }
 
+/** Whether a driver run gave no PASS. */
+export const driverFailed = (d: DriverRun): boolean => classifyDriverFailure(d) !== undefined;
+
+/**
+ * One KAT driver process of `records` records (a whole KAT's, or a piece's): once its first record
+ * is done, the rest take about as long each, and its timeout follows.
+ */
+export function runKatDriver(req: KatRequest, job: string[], records: number, channelMaxBytes: number): Promise<DriverRun> {
+  return runDriver([req.driver, req.library], job, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    channelMaxBytes,
+    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library], writable: [] },
+    timeoutOnMark: (name, wall_s) => (name === 'kat-record' ? katTimeoutS(req.timeoutMs / 1000, wall_s, records) * 1000 : undefined),
+  });
+}
+
+/** The records from fresh seeds a KEM, signature or key exchange KAT checks after the official ones (native/jobs/kat.c FRESH_RECORDS): each about a record's work. */
+const FRESH_RECORDS = 2;
+
 /** Generates the instance's KAT with the native driver and checks it against the manifest. */
 export async function runKat(req: KatRequest): Promise<KatOutcome> {
   const { candidate, label } = req;
@@ -110,15 +137,13 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
   // HQC's generator replays NIST's schedule: the library's randombytes is what differs.
   const mode = isNistKatRng(candidate.katRng) ? 'nist' : 'iccs';
   const job = ['kat', candidate.type, mode, String(records), ...(mode === 'nist' ? [req.nistPrefix ?? ''] : [])];
-  const driver = await runDriver([req.driver, req.library], job, {
-    timeoutMs: req.timeoutMs,
-    maxOutputBytes: 64 * 1024,
-    memoryLimitBytes: req.memoryLimitBytes,
-    channelMaxBytes: KAT_CHANNEL_MAX,
-    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library], writable: [] },
-    // Once the first record is done, the rest take about as long each: the timeout follows.
-    timeoutOnMark: (name, wall_s) => (name === 'kat-record' ? katTimeoutS(req.timeoutMs / 1000, wall_s, records) * 1000 : undefined),
-  });
+  const driver = await runInPieces(
+    records,
+    req.pieces ?? 1,
+    (piece, own) => runKatDriver(req, [...job, ...piece], own, KAT_CHANNEL_MAX),
+    driverFailed,
+    FRESH_RECORDS,
+  );
   const { run, output: out } = driver;
   const sizes = Object.fromEntries(
     Object.entries(out.meta)

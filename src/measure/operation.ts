@@ -2,9 +2,19 @@ import { basename } from 'node:path';
 import { randomInt } from 'node:crypto';
 import type { Planning } from '../config/schemas.js';
 import { loadAverage } from '../env/host.js';
-import { CALIBRATION_CALLS, calibrationSecondsPerCall, planTrials, type Plan } from './plan.js';
+import {
+  CALIBRATION_CALLS,
+  calibratesAgain,
+  calibrationSecondsPerCall,
+  callPlanStands,
+  planCalls,
+  planDone,
+  plannedInCalls,
+  planSizing,
+  planTrials,
+  type Plan,
+} from './plan.js';
 import { deriveStatistics, type Trial } from './stats.js';
-import { precisionOf } from './precision.js';
 import { type CanaryReference, canaryDisturbance, trialCanary } from './canary.js';
 import { disturbance } from './disturbance.js';
 import { clockDisturbance } from './trustedClock.js';
@@ -108,7 +118,8 @@ interface InProgress {
   base: Omit<TrialRequest, 'iterations' | 'warmups' | 'timeoutMs'>;
   started_utc: string;
   load_average_start: number[];
-  calibration: TrialProcess;
+  /** The process whose figure sized the plan; none where the KAT's figure did (plan.sized_by). */
+  calibration?: TrialProcess;
   plan?: Plan;
   processes: TrialProcess[];
   disturbed: number;
@@ -202,6 +213,21 @@ async function nextTrial(op: InProgress): Promise<void> {
   op.disturbed += retries;
   op.processes.push(proc);
   if (proc.status !== 'complete') op.stopped = true;
+  replanFastCall(op);
+}
+
+/**
+ * A plan in calls whose first call proved fast (plan.ts callPlanStands): that trial becomes the
+ * operation's calibration, and its figure plans the operation in trials. Only the first: once calls
+ * are in, a later faster one is a fast stretch of the host, and a record keeps one plan.
+ */
+function replanFastCall(op: InProgress): void {
+  const last = op.processes.at(-1);
+  const t = last?.status === 'complete' ? last.trials[0] : undefined;
+  if (!op.plan?.calls || op.processes.length !== 1 || !last || !t || callPlanStands(t, op.req.planning)) return;
+  op.processes.pop();
+  op.calibration = last;
+  op.plan = planTrials(calibrationSecondsPerCall(t), op.req.planning);
 }
 
 function finish(op: InProgress): OperationResult {
@@ -214,27 +240,29 @@ function finish(op: InProgress): OperationResult {
   };
   const show = (x: TrialProcess) => shown(x, req.driver, req.library, req.libraryShown);
   // dec: a calibration whose outputs are not its inputs' (measure/decInputs.ts) is as FORGED as a trial.
+  const calibration = op.calibration;
   const calibrationForged =
-    op.calibration.inputs_check?.outcome === 'differs' ? inputsVerdict(op.calibration.inputs_check, -1, 0).detail : undefined;
-  if (calibrationForged)
+    calibration?.inputs_check?.outcome === 'differs' ? inputsVerdict(calibration.inputs_check, -1, 0).detail : undefined;
+  if (calibration && calibrationForged)
     return {
       ...common,
       status: 'failed',
       failure: `FORGED: ${calibrationForged}`,
       forged: `FORGED: ${calibrationForged}`,
-      processes: [show(op.calibration)],
+      processes: [show(calibration)],
       trials: [],
-      meta: op.calibration.meta,
+      meta: calibration.meta,
       disturbed_retries: 0,
     };
+  // Without a plan there was a calibration (a KAT's figure always plans), and it failed.
   if (!op.plan)
     return {
       ...common,
       status: 'failed',
-      failure: `calibration: ${op.calibration.failure}`,
-      processes: [show(op.calibration)],
+      failure: `calibration: ${calibration?.failure}`,
+      processes: calibration ? [show(calibration)] : [],
       trials: [],
-      meta: op.calibration.meta,
+      meta: calibration?.meta ?? {},
       disturbed_retries: 0,
     };
   const trials = op.processes.filter((x) => x.status === 'complete').flatMap((x) => x.trials);
@@ -263,7 +291,7 @@ function finish(op: InProgress): OperationResult {
       plan: op.plan,
       processes: op.processes.map(show),
       trials: [],
-      meta: op.processes[0]?.meta ?? op.calibration.meta,
+      meta: op.processes[0]?.meta ?? op.calibration?.meta ?? {},
       disturbed_retries: op.disturbed,
       ...replay,
     };
@@ -275,7 +303,7 @@ function finish(op: InProgress): OperationResult {
     processes: op.processes.map(show),
     trials,
     stats: trials.length > 0 ? deriveStatistics(trials) : undefined,
-    meta: op.processes[0]?.meta ?? op.calibration.meta,
+    meta: op.processes[0]?.meta ?? op.calibration?.meta ?? {},
     disturbed_retries: op.disturbed,
     ...replay,
   };
@@ -358,14 +386,13 @@ async function auditRepeatedInputs(op: InProgress): Promise<void> {
 }
 
 /**
- * An operation needs no further trial: it failed or stopped, ran its plan's trials, or (adaptive)
- * its completed trials already meet the plan's precision rule.
+ * An operation needs no further trial: it failed or stopped, ran its plan's trials, or (adaptive, or
+ * in calls) its completed trials already meet the plan's precision rule.
  */
 function done(op: InProgress): boolean {
-  if (!op.plan || op.stopped || op.processes.length >= op.plan.trials) return true;
-  if (!op.plan.adaptive) return false;
+  if (!op.plan || op.stopped) return true;
   const trials = op.processes.filter((x) => x.status === 'complete').flatMap((x) => x.trials);
-  return precisionOf(trials, op.plan).met === true;
+  return planDone(op.plan, op.processes.length, trials);
 }
 
 /** Rounds whose trials of both operations of a pair completed undisturbed. */
@@ -396,18 +423,24 @@ async function replaceDisturbedPairs(ops: InProgress[], planned: number): Promis
 }
 
 /**
- * An operation's calibration: one call, then CALIBRATION_CALLS when one call is shorter than a
- * trial; its plan when it completed. Paired sides are never adaptive: they need their planned pairs.
+ * An operation's plan (plan.ts planSizing): from the KAT's longest call when that is slow, with no
+ * calibration call; else from a calibration of one call, then of CALIBRATION_CALLS when that call is
+ * shorter than a trial and than call_plan_s. A call of call_plan_s or more is planned in calls. Paired
+ * sides are never adaptive, nor in calls: they need their planned pairs.
  */
 async function calibrated(s: Omit<InProgress, 'calibration'>, paired: boolean): Promise<InProgress> {
   const req = s.req;
   const planning = paired ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
+  const planOf = (secondsPerCall: number): Plan =>
+    !paired && plannedInCalls(secondsPerCall, planning) ? planCalls(secondsPerCall, planning) : planTrials(secondsPerCall, planning);
+  const sizing = planSizing(req.callSeconds?.[req.operation], planning);
+  if ('kat' in sizing) return { ...s, plan: { ...planOf(sizing.kat), sized_by: 'kat' } };
   const trialTarget = planning.adaptive?.enabled ? planning.adaptive.trial_target_s : planning.trial_target_s;
-  const timeoutMs = processTimeoutMs(req, 1, 1);
+  const timeoutMs = processTimeoutMs(req, 1, sizing.warmups);
   try {
-    let calibration = await trialOnceMore({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
+    let calibration = await trialOnceMore({ ...s.base, iterations: 1, warmups: sizing.warmups, timeoutMs, calibration: true });
     const once = calibration.trials[0];
-    if (calibration.status === 'complete' && once && once.seconds < trialTarget)
+    if (calibration.status === 'complete' && once && calibratesAgain(once.seconds, trialTarget, planning))
       calibration = await trialOnceMore({
         ...s.base,
         calibration: true,
@@ -418,7 +451,7 @@ async function calibrated(s: Omit<InProgress, 'calibration'>, paired: boolean): 
     return {
       ...s,
       calibration,
-      plan: calibration.status === 'complete' ? planTrials(calibrationSecondsPerCall(calibration.trials[0]!), planning) : undefined,
+      plan: calibration.status === 'complete' ? planOf(calibrationSecondsPerCall(calibration.trials[0]!)) : undefined,
     };
   } catch (e) {
     s.base.keys?.dispose();

@@ -1,5 +1,6 @@
+import { CALL_PLAN_MIN_CALLS } from '../config/defaults.js';
 import type { Planning } from '../config/schemas.js';
-import type { AdaptiveRule } from './precision.js';
+import { type AdaptiveRule, type CallRule, precisionOf } from './precision.js';
 import type { Trial } from './stats.js';
 
 export interface Plan {
@@ -17,6 +18,13 @@ export interface Plan {
    * precisionOf says the rule is met. Absent on the fixed plan.
    */
   adaptive?: AdaptiveRule;
+  /**
+   * A plan stated in calls (planCalls): each trial is one call, `trials` the most it may run, and it
+   * stops once precisionOf says the rule is met. Absent on the other plans.
+   */
+  calls?: CallRule;
+  /** `kat`: the KAT's longest call sized the plan (calibration_seconds_per_call), and no calibration ran. */
+  sized_by?: 'kat';
 }
 
 /**
@@ -96,4 +104,69 @@ function planAdaptive(secondsPerCall: number, p: Planning): Plan {
     budget_limited: iterations * trials < p.min_measurements,
     adaptive: { ci_target: a.ci_target, min_trials: a.min_trials, max_trials: a.max_trials, min_calls: p.min_measurements },
   };
+}
+
+/** Whether an operation whose call takes `secondsPerCall` is planned in calls (planning.call_plan_s). */
+export const plannedInCalls = (secondsPerCall: number, p: Planning): boolean => secondsPerCall >= p.call_plan_s;
+
+/**
+ * The plan of an operation whose call takes call_plan_s or more, stated in calls: one call a trial
+ * process (after the one warm-up of a slow call), as few as the adaptive rule's ±ci_target needs,
+ * CALL_PLAN_MIN_CALLS at least, and at most as many as op_budget_s holds. The floor wins over the
+ * budget: fewer calls would state no interval at all.
+ */
+export function planCalls(secondsPerCall: number, p: Planning): Plan {
+  const t = secondsPerCall;
+  // A slow call's one warm-up (warmupsFor): its first call in a process pays for pages and caches once.
+  const warmups = Math.min(p.warmups, 1);
+  const perProcess = (1 + warmups) * t;
+  // The budget holds the processes' warm-ups too.
+  const most = Math.max(CALL_PLAN_MIN_CALLS, Math.floor(p.op_budget_s / perProcess));
+  return {
+    iterations_per_trial: 1,
+    warmups,
+    trials: most,
+    separate_processes: true,
+    estimated_s: most * perProcess,
+    timeout_per_process_s: p.process_timeout_s + 3 * perProcess,
+    calibration_seconds_per_call: secondsPerCall,
+    budget_limited: most < p.min_measurements,
+    calls: { ci_target: p.adaptive.ci_target, min_calls: CALL_PLAN_MIN_CALLS, max_calls: most },
+  };
+}
+
+/**
+ * How an operation's plan is sized before its trials: by the KAT's longest call when that reaches
+ * call_plan_s, with no calibration call (the plan in calls needs only to know the call is slow, and
+ * its budget how slow); else by a calibration process of one call, after a warm-up only where the
+ * KAT's longest call was below call_plan_s: without its figure, a warm-up could be a second slow call.
+ */
+export function planSizing(katSecondsPerCall: number | undefined, p: Planning): { kat: number } | { warmups: 0 | 1 } {
+  if (katSecondsPerCall !== undefined && katSecondsPerCall > 0 && plannedInCalls(katSecondsPerCall, p)) return { kat: katSecondsPerCall };
+  return { warmups: katSecondsPerCall === undefined ? 0 : 1 };
+}
+
+/**
+ * Whether the first calibration's one call asks for the second process of CALIBRATION_CALLS: only a
+ * call shorter than a trial's target and than call_plan_s, so that a slow call runs once.
+ */
+export const calibratesAgain = (onceSeconds: number, trialTargetS: number, p: Planning): boolean =>
+  onceSeconds < Math.min(trialTargetS, p.call_plan_s);
+
+/**
+ * A plan in calls stands while its calls are slow. A call measured under half of call_plan_s (the
+ * KAT's figure or the calibration overstated it: a cold first call, or a library that spun where it
+ * was not timed) would sit in a window of its own, where the trusted half's 0.2 ms of slack per
+ * window is a large part of it: the operation is planned in trials from that call instead.
+ */
+export const callPlanStands = (trial: Trial, p: Planning): boolean => calibrationSecondsPerCall(trial) >= p.call_plan_s / 2;
+
+/**
+ * An operation under `plan` needs no further trial after `ran` trial processes that gave `trials`:
+ * it ran the most its plan allows, or (adaptive, or in calls) its stopping rule holds.
+ */
+export function planDone(plan: Plan, ran: number, trials: readonly Trial[]): boolean {
+  if (ran >= plan.trials) return true;
+  if (!plan.adaptive && !plan.calls) return false;
+  return precisionOf(trials, plan).met === true;
 }

@@ -87,16 +87,29 @@ export interface AdaptiveRule {
   min_calls: number;
 }
 
-/** A record's `precision`: what the trials say about the mean, and for an adaptive plan whether its target was met. */
+/**
+ * The stopping rule of a plan stated in calls (Plan.calls, measure/plan.ts planCalls): each trial is
+ * one call, and calls run until the adaptive rule's interval is within ci_target.
+ */
+export interface CallRule {
+  /** Half-width of the 95 % interval of the mean per call, relative to the mean, at which calls stop. */
+  ci_target: number;
+  /** Undisturbed calls needed before the rule may stop (CALL_PLAN_MIN_CALLS). */
+  min_calls: number;
+  /** Calls at most: as many as op_budget_s holds, never fewer than min_calls (the plan's `trials`). */
+  max_calls: number;
+}
+
+/** A record's `precision`: what the trials say about the mean, and for an adaptive plan or one in calls whether its target was met. */
 export interface Precision {
-  mode: 'fixed' | 'adaptive';
+  mode: 'fixed' | 'adaptive' | 'calls';
   /** ci95Relative of the per-call seconds of the undisturbed trials; null below two of them. */
   ci95_rel: number | null;
   /** The undisturbed trials it was computed from. */
   trials: number;
-  /** Adaptive only: the rule's ci_target. */
+  /** Adaptive or in calls: the rule's ci_target. */
   target?: number;
-  /** Adaptive only: the rule's stop condition held on these trials. */
+  /** Adaptive or in calls: the rule's stop condition held on these trials. */
   met?: boolean;
 }
 
@@ -105,9 +118,15 @@ export interface Precision {
  * the record and `validate` share. A disturbed trial (kept after its re-runs) says how the core was
  * shared, not how long the code takes: it counts towards neither the interval nor the minimums.
  */
-export function precisionOf(trials: readonly Trial[], plan: { adaptive?: AdaptiveRule } | null | undefined): Precision {
+export function precisionOf(trials: readonly Trial[], plan: { adaptive?: AdaptiveRule; calls?: CallRule } | null | undefined): Precision {
   const counted = trials.filter((t) => !t.disturbed && t.measurements > 0);
   const rel = ci95Relative(counted.map((t) => t.seconds / t.measurements)) ?? null;
+  const inCalls = plan?.calls;
+  if (inCalls) {
+    // One call a trial: the undisturbed trials are the calls counted.
+    const met = rel !== null && rel <= inCalls.ci_target && counted.length >= inCalls.min_calls;
+    return { mode: 'calls', ci95_rel: rel, trials: counted.length, target: inCalls.ci_target, met };
+  }
   const rule = plan?.adaptive;
   if (!rule) return { mode: 'fixed', ci95_rel: rel, trials: counted.length };
   const calls = counted.reduce((a, t) => a + t.measurements, 0);

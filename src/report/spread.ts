@@ -1,12 +1,12 @@
 import type { TimingRecord } from '../evidence/fileTypes.js';
 import { NOISY_TRIAL_SPREAD, recordSpread } from '../measure/stats.js';
-import { precisionOf, type AdaptiveRule } from '../measure/precision.js';
+import { precisionOf, type AdaptiveRule, type CallRule } from '../measure/precision.js';
 import { PARTIAL_MARK, PARTIAL_NOTE, partialStop, REFUSED_NOTE, refusedMark, refusedTrials } from '../measure/refusals.js';
 import type { RootContent } from 'mdast';
 import { median } from 'simple-statistics';
 import { DEFAULT_THRESHOLD_PCT } from '../config/defaults.js';
-import { para } from '../text/md.js';
-import { formatCycles, formatPrecision, formatSpread, pyFixed } from '../text/format.js';
+import { code, para } from '../text/md.js';
+import { formatCycles, formatPrecision, formatSeconds, formatSpread, plural, pyFixed } from '../text/format.js';
 
 /**
  * What a figure carries when its measurement lacked something (measure/refusals.ts): ' ⚠ 1 trial
@@ -41,6 +41,30 @@ export function figureNotes(records: ReadonlyArray<TimingRecord | undefined>): R
     ...(shown.some((r) => refusedTrials(r.processes).length > 0) ? [para(REFUSED_NOTE)] : []),
     ...(shown.some((r) => partialStop(r) !== undefined) ? [para(PARTIAL_NOTE)] : []),
     ...(shown.some((r) => medianApart(r) !== undefined) ? [para(MEDIAN_APART_NOTE)] : []),
+    ...shown.flatMap(callPlanNote),
+  ];
+}
+
+/** A record's plan, as precisionOf reads it. */
+const planOf = (r: TimingRecord) => r.plan as { adaptive?: AdaptiveRule; calls?: CallRule } | null | undefined;
+
+/**
+ * What the figure of an operation planned in calls (measure/plan.ts planCalls) is of: its calls, each
+ * about how long, and the interval they reached, under the table that shows it.
+ */
+function callPlanNote(r: TimingRecord): RootContent[] {
+  if (!planOf(r)?.calls || r.trials.length === 0 || typeof r.mean_seconds !== 'number') return [];
+  const p = precisionOf(r.trials, planOf(r));
+  const calls = r.trials.reduce((a, t) => a + t.measurements, 0);
+  const interval =
+    p.ci95_rel === null
+      ? 'no interval: fewer than two undisturbed calls'
+      : `${formatPrecision(p.ci95_rel)} (target ${formatPrecision(p.target!)}: ${p.met ? 'met' : 'not met'})`;
+  return [
+    para(
+      code(`${r.candidate}/${r.label}`),
+      ` ${r.operation}: planned in calls, its call being slow. The figure is of ${plural(calls, 'call')} of about ${formatSeconds(r.mean_seconds)} each, each call a trial process of its own; its mean per call is known to ${interval}.`,
+    ),
   ];
 }
 
@@ -65,15 +89,15 @@ export function spreadCell(r: TimingRecord): string {
  * the spread is: " · ±0.4%", and for an adaptive plan whether its target was met.
  */
 function precisionCell(r: TimingRecord): string {
-  const p = precisionOf(r.trials, r.plan as { adaptive?: AdaptiveRule } | null | undefined);
+  const p = precisionOf(r.trials, planOf(r));
   if (p.ci95_rel === null) return '';
-  const target = p.mode === 'adaptive' ? ` (target ${formatPrecision(p.target!)}: ${p.met ? 'met' : 'not met'})` : '';
+  const target = p.target !== undefined ? ` (target ${formatPrecision(p.target!)}: ${p.met ? 'met' : 'not met'})` : '';
   return ` · ${formatPrecision(p.ci95_rel)}${target}`;
 }
 
 /** What the precision in a trial-spread cell is, for the pages that show it. */
 export const PRECISION_NOTE =
-  '±: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, which stops its trials once that interval is within its target.';
+  '±: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, or one in calls, which stops once that interval is within its target.';
 
 /** The footnote every page with a noisy mark carries, so the mark is never left unexplained. */
 export const NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}× as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;

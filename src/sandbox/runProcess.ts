@@ -167,6 +167,9 @@ export function withCpus<T>(cpus: readonly number[] | undefined, work: () => Pro
   return cpus && cpus.length > 0 ? affinity.run(cpus, work) : work();
 }
 
+/** The cores the work under way is confined to (withCpus), or undefined. */
+export const confinedCpus = (): readonly number[] | undefined => affinity.getStore();
+
 /** The one way this project starts a child process. */
 export function runProcess(command: string[], opts: RunOptions): Promise<RunResult> {
   const [file, ...args] = command;

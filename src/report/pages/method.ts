@@ -1,6 +1,6 @@
 import type { Root } from 'mdast';
 import { counterRate, environmentRows } from '../environment.js';
-import { precisionOf, type AdaptiveRule } from '../../measure/precision.js';
+import { precisionOf, type AdaptiveRule, type CallRule } from '../../measure/precision.js';
 import { formatPrecision } from '../../text/format.js';
 import { code, heading, link, para, sectionsPage, table, text, type Cell, type Section } from '../../text/md.js';
 import type { ReportModel } from '../views.js';
@@ -46,16 +46,24 @@ function planUsed(model: ReportModel): string {
   const a = p.adaptive as
     | { enabled?: boolean; ci_target?: number; min_trials?: number; max_trials?: number; trial_target_s?: number }
     | undefined;
-  const modes = provenanceOf(allInstances(model)).records.map((r) => precisionOf(r.trials ?? [], r.plan as { adaptive?: AdaptiveRule }));
+  const modes = provenanceOf(allInstances(model)).records.map((r) =>
+    precisionOf(r.trials ?? [], r.plan as { adaptive?: AdaptiveRule; calls?: CallRule }),
+  );
   const adaptive = modes.filter((m) => m.mode === 'adaptive');
+  const inCalls = modes.filter((m) => m.mode === 'calls');
+  // Slow operations, one call a trial (measure/plan.ts planCalls), whichever plan the rest followed.
+  const calls =
+    inCalls.length === 0
+      ? ''
+      : ` ${inCalls.length} of ${modes.length} timed operations planned in calls, their call being slow; ${inCalls.filter((m) => m.met).length} of them met the target.`;
   const fixed = `fixed, ${p.trials ?? 'not recorded'} trials × ${p.trial_target_s ?? 'not recorded'} s per operation (the guide's reference plan)`;
   const rule = a
     ? `adaptive, trials of ${a.trial_target_s} s until the 95 % interval of the mean per call is within ${formatPrecision(a.ci_target ?? Number.NaN)}, after at least ${a.min_trials} trials and the minimum of calls, at most ${a.max_trials} trials and the per-operation budget`
     : 'adaptive';
-  if (adaptive.length === 0) return `Plan: ${fixed}.`;
+  if (adaptive.length === 0) return `Plan: ${fixed}.${calls}`;
   const met = adaptive.filter((m) => m.met).length;
   const counts = `${adaptive.length} of ${modes.length} timed operations planned adaptively, ${met} of them met the target`;
-  return `Plan: ${a?.enabled ? rule : fixed}; ${counts}${a?.enabled ? '' : ` (their rule: ${rule})`}.`;
+  return `Plan: ${a?.enabled ? rule : fixed}; ${counts}${a?.enabled ? '' : ` (their rule: ${rule})`}.${calls}`;
 }
 
 interface HostCheck {

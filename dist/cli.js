@@ -11944,7 +11944,11 @@ function planSizing(katSecondsPerCall, p) {
   if (katSecondsPerCall !== void 0 && katSecondsPerCall > 0 && plannedInCalls(katSecondsPerCall, p)) return { kat: katSecondsPerCall };
   return { warmups: katSecondsPerCall === void 0 ? 0 : 1 };
 }
-var calibratesAgain = (onceSeconds, trialTargetS, p) => onceSeconds < Math.min(trialTargetS, p.call_plan_s);
+function secondCalibration(onceSeconds, trialTargetS, p, firstWasCold) {
+  if (onceSeconds >= p.call_plan_s) return 0;
+  if (onceSeconds < trialTargetS) return CALIBRATION_CALLS;
+  return firstWasCold ? 1 : 0;
+}
 var callPlanStands = (trial, p) => calibrationSecondsPerCall(trial) >= p.call_plan_s / 2;
 function planDone(plan, ran, trials) {
   if (ran >= plan.trials) return true;
@@ -13489,13 +13493,14 @@ async function calibrated(s, paired) {
   try {
     let calibration = await trialOnceMore({ ...s.base, iterations: 1, warmups: sizing.warmups, timeoutMs, calibration: true });
     const once = calibration.trials[0];
-    if (calibration.status === "complete" && once && calibratesAgain(once.seconds, trialTarget, planning2))
+    const again = once ? secondCalibration(once.seconds, trialTarget, planning2, sizing.warmups === 0) : 0;
+    if (calibration.status === "complete" && again > 0)
       calibration = await trialOnceMore({
         ...s.base,
         calibration: true,
-        iterations: CALIBRATION_CALLS,
+        iterations: again,
         warmups: 1,
-        timeoutMs: Math.max(processTimeoutMs(req, CALIBRATION_CALLS, 1), timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1e3)
+        timeoutMs: Math.max(processTimeoutMs(req, again, 1), timeoutMs + 3 * again * once.seconds * 1e3)
       });
     return {
       ...s,

@@ -51,10 +51,11 @@ describe('measurement policy', () => {
       shard: { index: 1, count: 2 },
     });
     const r = JSON.parse(readFileSync(join(data, 's', 'records', 'sign-1', 'toy-sig__verify.json'), 'utf8')) as TimingRecord;
-    // Re-runs there may be, on a busy machine, but only for time lost off the CPU (or once for a
-    // window the kernel charged more than its calls), never for the clock.
+    // Re-runs there may be, on a busy machine, but only for time lost off the CPU or to other
+    // processes on the core (or once for a window the kernel charged more than its calls), never for the clock.
     for (const p of r.processes as Array<{ retried?: Array<{ disturbed: string }> }>)
-      for (const x of p.retried ?? []) expect(x.disturbed).toMatch(/^off the CPU|^inconsistent trial: its cycles say/);
+      for (const x of p.retried ?? [])
+        expect(x.disturbed).toMatch(/^off the CPU|^other processes held the core|^inconsistent trial: its cycles say/);
     expect(r.measurements).toBeGreaterThanOrEqual(10);
     // Every trial carries the kernel's view of it, read by the parent at the driver's marks: a
     // single-threaded loop uses at most the time that passed around it.

@@ -1,6 +1,6 @@
 import { gammaln } from 'simple-statistics';
 import { describe, expect, it } from 'vitest';
-import { calibratesAgain, callPlanStands, planCalls, planDone, plannedInCalls, planSizing, planTrials } from '../src/measure/plan.js';
+import { callPlanStands, planCalls, planDone, plannedInCalls, planSizing, planTrials, secondCalibration } from '../src/measure/plan.js';
 import { ci95Relative, precisionOf, tQuantile975 } from '../src/measure/precision.js';
 import type { Trial } from '../src/measure/stats.js';
 import { planSchema } from './helpers/planning.js';
@@ -201,12 +201,17 @@ describe('slow operations, planned in calls', () => {
     expect(planSizing(undefined, defaults)).toEqual({ warmups: 0 });
   });
 
-  it('calibrates at most one slow call: the second process of five calls only below a trial and call_plan_s', () => {
-    expect(calibratesAgain(1e-4, 1, defaults)).toBe(true);
-    expect(calibratesAgain(343, 1, defaults)).toBe(false);
-    // A trial target above call_plan_s does not buy a slow call a second calibration.
-    expect(calibratesAgain(0.5, 5, planSchema({ call_plan_s: 0.2 }))).toBe(false);
-    expect(calibratesAgain(0.1, 5, planSchema({ call_plan_s: 0.2 }))).toBe(true);
+  it('calibrates at most one slow call: a second, warm process only below call_plan_s', () => {
+    // Shorter than a trial: five warm calls, as before call plans, whether the first call was cold or not.
+    expect(secondCalibration(1e-4, 1, defaults, true)).toBe(5);
+    expect(secondCalibration(1e-4, 1, defaults, false)).toBe(5);
+    // A trial or more, not slow: one warm call after a cold one; none after a warm one.
+    expect(secondCalibration(0.5, 0.1, defaults, true)).toBe(1);
+    expect(secondCalibration(0.5, 0.1, defaults, false)).toBe(0);
+    // Slow: none, whatever the trial target.
+    expect(secondCalibration(343, 1, defaults, true)).toBe(0);
+    expect(secondCalibration(0.5, 5, planSchema({ call_plan_s: 0.2 }), true)).toBe(0);
+    expect(secondCalibration(0.1, 5, planSchema({ call_plan_s: 0.2 }), true)).toBe(5);
   });
 
   it('gives way to trials when a call it ran proves fast, under half of call_plan_s', () => {

@@ -2,6 +2,7 @@ import { cpSync, readFileSync, readdirSync, statSync, writeFileSync, copyFileSyn
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign/runCampaign.js';
+import { allowedCpus } from '../src/env/cpus.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/fileTypes.js';
 import { answerUnseenSeed, instanceSeed, seedId, UNSEEN_CHECK, UNSEEN_SEED_BYTES } from '../src/kat/unseen.js';
 import { driverTypeOf } from '../src/campaign/context.js';
@@ -122,15 +123,27 @@ describe('a pull request: a changed library under the same KAT manifest is held 
 
 describe("nightlies with a secret seed: a changed library must give its predecessor's answers", () => {
   const secret = Buffer.from('5eed'.repeat(16), 'hex');
-  const night = (campaign: string, data: string, unseenSeed?: Buffer) =>
+  // Serial, so that the KAT is one process: fake_everywhere.c is honest where its process's first
+  // keygen is record 0's, which a KAT in pieces does not give it (below).
+  const night = (campaign: string, data: string, unseenSeed?: Buffer, serial = true) =>
     runCampaign({
       campaignDir: campaign,
       system: 'x',
       dataDir: data,
       only: /^kem-1\/good$/,
       phases: new Set(['build', 'kat'] as const),
+      serial,
       ...(unseenSeed ? { unseenSeed } : {}),
     });
+
+  it('a library honest only where its process starts at record 0 passes a serial KAT, and fails one in pieces', async () => {
+    if ((allowedCpus() ?? []).length < 2) return void console.warn('skipped: needs two CPUs this process may use');
+    const [serial, pieces] = [tempDir(), tempDir()];
+    await night(kemCampaign('fake_everywhere.c'), serial);
+    // Nothing timed: the timing core is lent to the pool, and the KAT borrows it for a second piece.
+    await night(kemCampaign('fake_everywhere.c'), pieces, undefined, false);
+    expect([entryOf(serial).kat, entryOf(pieces).kat]).toEqual(['PASS', 'MISMATCH']);
+  }, 300_000);
 
   it('records a digest and a seed id, never the seed; an honest change reproduces it; fake everywhere is FORGED, and so is one that fails there', async () => {
     const data = tempDir();

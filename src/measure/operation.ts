@@ -3,14 +3,13 @@ import { randomInt } from 'node:crypto';
 import type { Planning } from '../config/schemas.js';
 import { loadAverage } from '../env/host.js';
 import {
-  CALIBRATION_CALLS,
-  calibratesAgain,
   calibrationSecondsPerCall,
   callPlanStands,
   planCalls,
   planDone,
   plannedInCalls,
   planSizing,
+  secondCalibration,
   planTrials,
   type Plan,
 } from './plan.js';
@@ -424,8 +423,8 @@ async function replaceDisturbedPairs(ops: InProgress[], planned: number): Promis
 
 /**
  * An operation's plan (plan.ts planSizing): from the KAT's longest call when that is slow, with no
- * calibration call; else from a calibration of one call, then of CALIBRATION_CALLS when that call is
- * shorter than a trial and than call_plan_s. A call of call_plan_s or more is planned in calls. Paired
+ * calibration call; else from a calibration of one call, then a warm one (plan.ts secondCalibration)
+ * unless that call was slow. A call of call_plan_s or more is planned in calls. Paired
  * sides are never adaptive, nor in calls: they need their planned pairs.
  */
 async function calibrated(s: Omit<InProgress, 'calibration'>, paired: boolean): Promise<InProgress> {
@@ -440,13 +439,14 @@ async function calibrated(s: Omit<InProgress, 'calibration'>, paired: boolean): 
   try {
     let calibration = await trialOnceMore({ ...s.base, iterations: 1, warmups: sizing.warmups, timeoutMs, calibration: true });
     const once = calibration.trials[0];
-    if (calibration.status === 'complete' && once && calibratesAgain(once.seconds, trialTarget, planning))
+    const again = once ? secondCalibration(once.seconds, trialTarget, planning, sizing.warmups === 0) : 0;
+    if (calibration.status === 'complete' && again > 0)
       calibration = await trialOnceMore({
         ...s.base,
         calibration: true,
-        iterations: CALIBRATION_CALLS,
+        iterations: again,
         warmups: 1,
-        timeoutMs: Math.max(processTimeoutMs(req, CALIBRATION_CALLS, 1), timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1000),
+        timeoutMs: Math.max(processTimeoutMs(req, again, 1), timeoutMs + 3 * again * once!.seconds * 1000),
       });
     return {
       ...s,

@@ -147,11 +147,17 @@ export function planSizing(katSecondsPerCall: number | undefined, p: Planning): 
 }
 
 /**
- * Whether the first calibration's one call asks for the second process of CALIBRATION_CALLS: only a
- * call shorter than a trial's target and than call_plan_s, so that a slow call runs once.
+ * The calls of a second, warm calibration process after the first's one call, or 0. None for a call
+ * of call_plan_s or more: a slow call runs once. CALIBRATION_CALLS for a call shorter than a trial's
+ * target, as before call plans. One warm call after a cold first one (no KAT figure said the call was
+ * fast): a first call in a fresh process pays for its pages, and would size a fast operation's trials
+ * too short.
  */
-export const calibratesAgain = (onceSeconds: number, trialTargetS: number, p: Planning): boolean =>
-  onceSeconds < Math.min(trialTargetS, p.call_plan_s);
+export function secondCalibration(onceSeconds: number, trialTargetS: number, p: Planning, firstWasCold: boolean): number {
+  if (onceSeconds >= p.call_plan_s) return 0;
+  if (onceSeconds < trialTargetS) return CALIBRATION_CALLS;
+  return firstWasCold ? 1 : 0;
+}
 
 /**
  * A plan in calls stands while its calls are slow. A call measured under half of call_plan_s (the

@@ -32,7 +32,7 @@ export interface Plan {
  * can mislead (a signature's rejection loop may end early or late; ML-DSA-44 sign took 118.7 µs
  * against a mean of 266 µs). Operations slower than a trial's target keep the single call.
  */
-export const CALIBRATION_CALLS = 5;
+const CALIBRATION_CALLS = 5;
 
 /** Seconds per call of a calibration trial: its median call, else its mean. */
 export function calibrationSecondsPerCall(t: Trial): number {

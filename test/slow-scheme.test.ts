@@ -10,24 +10,35 @@ import { tempDir } from './helpers/tmp.js';
 
 /**
  * A slow scheme at a scale CI affords (src/measure/cost.ts): the toy KEM with a keygen that spins
- * about 3·10^8 cycles first (about 0.1 s), under timeout floors lowered far below one keygen's share of each phase.
+ * 3·10^8 iterations and then until 0.15 s have passed since it began, under timeout floors lowered far
+ * below one keygen's share of each phase. The iterations give memcheck its slowdown; the wall-clock
+ * floor makes the KAT's work outlast its floor on a host of any speed (a fast CI host ran the
+ * iterations alone in 0.08 s, and 12 records then fell short of twice the floor).
  * Every timeout follows what the KAT measured of its calls, so every phase completes; with the floors
  * alone, the KAT, the calibration, the profile round and every memcheck run would be killed.
  */
 const SPIN_KEYGEN = `#include "KEM_AlgorithmInstance.h"
+#include <time.h>
 #define kem_keygen honest_kem_keygen
 #include "../common/toy_kem.inc"
 #undef kem_keygen
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 int kem_keygen(unsigned char *pk, unsigned long long *pk_len, unsigned char *sk, unsigned long long *sk_len) {
+  double began = seconds_now();
   volatile unsigned long long spin = 0;
   for (unsigned long long i = 0; i < 300000000ull; i++) spin += i;
+  while (seconds_now() - began < 0.15) spin += 1;
   return honest_kem_keygen(pk, pk_len, sk, sk_len);
 }
 `;
 
 /**
  * Floors: the KAT 0.5 s, every other process 0.05 s. The KAT's floor must let its first record
- * finish (a keygen spins 0.1–0.2 s, as fast as this host runs the loop): its mark then moves the deadline.
+ * finish (a keygen takes 0.15–0.2 s): its mark then moves the deadline.
  */
 const SETTINGS = `planning:
   trials: 2
@@ -68,7 +79,7 @@ describe('a slow keygen, with timeouts that follow its cost', () => {
   it('the KAT passes, though its records take many times its floor, and says what each call took', () => {
     const e = read<BuildJson>('build.json').instances['kem-1/slow']!;
     expect([e.kat, e.kat_detail]).toEqual(['PASS', undefined]);
-    // Ten records and the fresh ones, each a keygen: past twice the 0.5-s floor.
+    // Ten records and the fresh ones, each a keygen of 0.15 s or more: past twice the 0.5-s floor.
     expect(e.call_seconds!.keygen! * 12).toBeGreaterThan(0.5 * 2);
     expect(e.call_seconds!.enc).toBeLessThan(e.call_seconds!.keygen! / 10);
   });

@@ -11720,10 +11720,6 @@ function signedPct(pct) {
 // src/campaign/measure.ts
 import { resolve as resolve10 } from "node:path";
 
-// src/measure/operation.ts
-import { basename as basename3 } from "node:path";
-import { randomInt as randomInt2 } from "node:crypto";
-
 // src/config/defaults.ts
 var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
@@ -11796,6 +11792,10 @@ var CANARY_MARGIN = 2;
 var CANARY_REFERENCE_TRIALS = 31;
 var CANARY_REFERENCE_MIN = 5;
 var NIGHT_CANARY_MARGIN = 1.25;
+
+// src/measure/operation.ts
+import { basename as basename3 } from "node:path";
+import { randomInt as randomInt2 } from "node:crypto";
 
 // src/measure/precision.ts
 var T975 = [
@@ -13284,8 +13284,8 @@ function start(req) {
   };
 }
 function processTimeoutMs(req, calls, warmups, verifyPool) {
-  const expected2 = req.callSeconds ? processSeconds(req.type, req.operation, req.callSeconds, calls, warmups, verifyPool) : void 0;
-  return scaledTimeoutS(req.planning.process_timeout_s, expected2) * 1e3;
+  const calling = req.callSeconds ? processSeconds(req.type, req.operation, req.callSeconds, calls, warmups, verifyPool) : void 0;
+  return scaledTimeoutS(req.planning.process_timeout_s, calling === void 0 ? void 0 : calling + PROCESS_FIXED_S) * 1e3;
 }
 async function nextTrial(op) {
   const p = op.req.planning;

@@ -22,12 +22,17 @@ const readBuild = (system: string) => JSON.parse(readFileSync(join(system, 'buil
 
 /**
  * A slow operation planned in calls (measure/plan.ts planCalls), end to end: the toy KEM with a
- * keygen that spins 3·10^8 iterations first (about 0.1 s here) under `call_plan_s: 0.05`, so it is
- * planned as a Round-1 keygen of minutes is at the default 1 s.
+ * keygen that spins on the clock for 0.1 s first under `call_plan_s: 0.05`, so it is planned as a
+ * Round-1 keygen of minutes is at the default 1 s. A wait on the clock, not a count of iterations: a
+ * fast host ran 3·10^8 iterations in 0.08 s, too near the plan's threshold for every run to be planned
+ * in calls.
  */
-const SPIN = `  volatile unsigned long long spin = 0;
-  for (unsigned long long i = 0; i < 300000000ull; i++) spin += i;`;
+const SPIN = `  struct timespec began, now;
+  clock_gettime(CLOCK_MONOTONIC, &began);
+  do clock_gettime(CLOCK_MONOTONIC, &now);
+  while ((double)(now.tv_sec - began.tv_sec) + 1e-9 * (double)(now.tv_nsec - began.tv_nsec) < 0.1);`;
 const SPIN_KEYGEN = `#include "KEM_AlgorithmInstance.h"
+#include <time.h>
 #define kem_keygen honest_kem_keygen
 #include "../common/toy_kem.inc"
 #undef kem_keygen
@@ -43,6 +48,7 @@ ${SPIN}
  */
 const countingPrelude = (log: string) => `#include <fcntl.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 static void log_call(void) {
   char line[32];
@@ -202,7 +208,7 @@ describe('a slow keygen, planned in calls', () => {
     }, 300_000);
 
     it('a KAT figure that overstates the call gives way to trials once a call proves fast', async () => {
-      // 10 s claimed, about 0.1 s measured, against call_plan_s 0.5: its first call becomes the calibration.
+      // 10 s claimed, 0.1 s measured, against call_plan_s 0.5: its first call becomes the calibration.
       const { r, calibrations } = await measure({ keygen: 10 }, 0.5);
       expect(plan(r).calls).toBeUndefined();
       expect(plan(r).calibration_seconds_per_call).toBeLessThan(0.25);

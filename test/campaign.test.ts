@@ -401,12 +401,12 @@ describe('a run whose measurements fail', () => {
     const r = await runFlaky(root);
     expect(r.statuses).toEqual(['complete', 'complete', 'complete']);
     expect(r.code).toBe(0);
-    expect(r.progress).toMatch(/kem-4\/flaky keygen: complete \d+ cycles; noisy: trials spread [2-9]\.\d\d×/);
+    expect(r.progress).toMatch(/kem-4\/flaky keygen: complete \d+ cycles; noisy: trials spread \d+\.\d\d×/);
     // (enc and dec may be noisy too on a busy machine: only keygen's slow trial is certain.)
     expect(r.out.at(-1)).toMatch(/; \d measurement\(s\) noisy, trials spread ≥ 1\.25× \(kem-4\/flaky keygen[,)].*: was the core shared\?$/);
     // A later run keeps the records, and still says so: the spread is the record's own.
     const again = await r.again();
-    expect(again.progress).toMatch(/kem-4\/flaky keygen: unchanged, kept; noisy: trials spread [2-9]\.\d\d×/);
+    expect(again.progress).toMatch(/kem-4\/flaky keygen: unchanged, kept; noisy: trials spread \d+\.\d\d×/);
     expect(again.out.at(-1)).toMatch(/noisy, trials spread ≥ 1\.25× \(kem-4\/flaky keygen[,)]/);
   });
 });

@@ -83,7 +83,9 @@ describe('a competitor on the measuring core', () => {
 
   it('shows in the trial: the thread was off the CPU for a large share of the loop', async () => {
     compete();
-    const p = await runTrial({ ...request, library: lib, driver: tools.driver, iterations: 20_000, warmups: 10, timeoutMs: 60_000 });
+    // Enough calls (0.3 s alone on this VM) that a host several times faster still spans many of the
+    // scheduler's slices shared with the competitor.
+    const p = await runTrial({ ...request, library: lib, driver: tools.driver, iterations: 100_000, warmups: 10, timeoutMs: 60_000 });
     expect(p.status).toBe('complete');
     const os = p.trials[0]!.os!;
     expect(os.involuntary_switches).toBeGreaterThan(5);

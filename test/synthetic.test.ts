@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { median } from 'simple-statistics';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { divisorOf, generate, model, operationRows, ROUND1 } from '../bench/synthetic/generate.mjs';
 import { loadCampaign } from '../src/config/campaign.js';
+import type { TimingRecord } from '../src/evidence/fileTypes.js';
+import { trialCanary } from '../src/measure/canary.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -143,14 +146,21 @@ describe('synthetic Round-1 campaign: the toys pass the KAT driver and cost what
     ]);
     expect(r.code, r.err.join('\n')).toBe(1);
     const kem = g.candidates.find((c) => c.id === 'kem-01')!;
-    const cycles = (label: string, op: string) =>
-      JSON.parse(readFileSync(join(out, 'synth', 'records', 'kem-01', `${label}__${op}.json`), 'utf8')).mean_cycles as number;
+    // Each trial's cycles per call over its canary's, the fixed work timed on the same core around it:
+    // the host's invisible slowdowns (up to 2× on this VM) stretch both, so the ratio holds across them.
+    const perCanary = (label: string, op: string) => {
+      const r = JSON.parse(readFileSync(join(out, 'synth', 'records', 'kem-01', `${label}__${op}.json`), 'utf8')) as TimingRecord;
+      return median(r.trials.map((t) => t.cycles / t.measurements / (trialCanary(t.canary_cycles) ?? Number.NaN)));
+    };
     for (const op of ['keygen', 'enc', 'dec']) {
       const modelled = kem.instances[2]!.ops[op]! / kem.instances[0]!.ops[op]!;
-      const measured = cycles('L3', op) / cycles('L1', op);
-      // A property of the spin (cycles in proportion to iterations), in a band wide enough for a shared VM.
-      expect(measured / modelled, `${op}: modelled ${modelled.toFixed(2)}×, measured ${measured.toFixed(2)}×`).toBeGreaterThan(0.7);
-      expect(measured / modelled, `${op}: modelled ${modelled.toFixed(2)}×, measured ${measured.toFixed(2)}×`).toBeLessThan(1.4);
+      const measured = perCanary('L3', op) / perCanary('L1', op);
+      const says = `${op}: modelled ${modelled.toFixed(2)}×, measured ${measured.toFixed(2)}×`;
+      // A property of the spin (cycles in proportion to iterations); an instance that did not scale
+      // would give about 1/modelled (0.33–0.40 here), below the band.
+      expect(modelled, says).toBeGreaterThan(2);
+      expect(measured / modelled, says).toBeGreaterThan(0.6);
+      expect(measured / modelled, says).toBeLessThan(1.6);
     }
   }, 600_000);
 });

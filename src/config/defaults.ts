@@ -62,8 +62,8 @@ export const SIDE_BY_SIDE_TIMING = false;
 export const RSS_NOISE_BYTES = 64 * 1024;
 /**
  * What a sandboxed driver process costs besides its calls (its start, the library's load, its
- * exit): 81–121 ms a process on the 2-core VM of benchmarks (u″). A profile round's or memory run's
- * timeout scales with its calls plus this, so a slow host's start does not eat a tight one.
+ * exit): 81–121 ms a process on the 2-core VM of benchmarks (u″). A timing process's, profile round's
+ * or memory run's timeout scales with its calls plus this, so a slow host's start does not eat a tight one.
  */
 export const PROCESS_FIXED_S = 0.15;
 /**

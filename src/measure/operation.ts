@@ -1,3 +1,4 @@
+import { PROCESS_FIXED_S } from '../config/defaults.js';
 import { basename } from 'node:path';
 import { randomInt } from 'node:crypto';
 import type { Planning } from '../config/schemas.js';
@@ -157,11 +158,11 @@ function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
 
 /**
  * A timing process's timeout: the planning's floor, or the margin over what the KAT says its calls
- * and their inputs will take (measure/cost.ts), whichever is longer.
+ * and their inputs will take (measure/cost.ts) and the process's own start, whichever is longer.
  */
 function processTimeoutMs(req: OperationRequest, calls: number, warmups: number, verifyPool?: number): number {
-  const expected = req.callSeconds ? processSeconds(req.type, req.operation, req.callSeconds, calls, warmups, verifyPool) : undefined;
-  return scaledTimeoutS(req.planning.process_timeout_s, expected) * 1000;
+  const calling = req.callSeconds ? processSeconds(req.type, req.operation, req.callSeconds, calls, warmups, verifyPool) : undefined;
+  return scaledTimeoutS(req.planning.process_timeout_s, calling === undefined ? undefined : calling + PROCESS_FIXED_S) * 1000;
 }
 
 /** One trial in a fresh process; re-run while the core's clock was below the fixed clock. */

@@ -153,30 +153,30 @@ describe('a slow keygen, planned in calls', () => {
       );
     }, 300_000);
 
+    const keygenRequest = (callSeconds?: Record<string, number>, callPlanS = 0.05) => ({
+      type: 'kem' as const,
+      operation: 'keygen',
+      cpu,
+      rng: 'iccs-drng',
+      sandbox: 'none' as const,
+      library: lib,
+      driver: tools.driver,
+      libraryShown: 'libcounting.so',
+      planning: planningSchema.parse({
+        trials: 2,
+        trial_target_s: 0.01,
+        op_budget_s: 0.3,
+        min_measurements: 2,
+        warmups: 1,
+        disturbed_retries: 0,
+        call_plan_s: callPlanS,
+      }),
+      ...(callSeconds ? { callSeconds } : {}),
+    });
+
     const measure = async (callSeconds?: Record<string, number>, callPlanS = 0.05) => {
       writeFileSync(log, '');
-      const [r] = await measureOperations([
-        {
-          type: 'kem',
-          operation: 'keygen',
-          cpu,
-          rng: 'iccs-drng',
-          sandbox: 'none',
-          library: lib,
-          driver: tools.driver,
-          libraryShown: 'libcounting.so',
-          planning: planningSchema.parse({
-            trials: 2,
-            trial_target_s: 0.01,
-            op_budget_s: 0.3,
-            min_measurements: 2,
-            warmups: 1,
-            disturbed_retries: 0,
-            call_plan_s: callPlanS,
-          }),
-          ...(callSeconds ? { callSeconds } : {}),
-        },
-      ]);
+      const [r] = await measureOperations([keygenRequest(callSeconds, callPlanS)]);
       expect(r!.status).toBe('complete');
       // The processes in the order they ran: the calibration, if any, then the trials, then the replay.
       const calls = callsByProcess(log);
@@ -216,6 +216,27 @@ describe('a slow keygen, planned in calls', () => {
       // That call's process (a warm-up and its call) sized the plan; no other calibration ran.
       expect(calibrations).toEqual([2]);
       expect(precisionOf(r.trials, plan(r)).mode).toBe('fixed');
+    }, 300_000);
+
+    it('the two sides of a paired comparison, with the KAT’s figure, calibrate neither and keep their planned pairs of trials', async () => {
+      writeFileSync(log, '');
+      const sides = await measureOperations([keygenRequest({ keygen: 0.1 }), keygenRequest({ keygen: 0.1 })], undefined, {
+        alternate: true,
+        pairs: true,
+      });
+      const calls = callsByProcess(log);
+      for (const r of sides) {
+        expect(r.status).toBe('complete');
+        // Sized by the figure as a plan in trials, never in calls: the pair's test needs its planned pairs.
+        expect(plan(r)).toMatchObject({ sized_by: 'kat', iterations_per_trial: 1, warmups: 1, trials: 2 });
+        expect(plan(r).calls).toBeUndefined();
+        expect(r.trials).toHaveLength(2);
+      }
+      // Every process the library saw is a trial's (its warm-up and its call) or a replay's: none calibrated.
+      const trials = sides.reduce((a, r) => a + trialProcesses(r.processes), 0);
+      const replays = sides.reduce((a, r) => a + (r.replays?.length ?? 0), 0);
+      expect(calls).toHaveLength(trials + replays);
+      expect(calls.slice(0, trials)).toEqual(calls.slice(0, trials).map(() => 2));
     }, 300_000);
   });
 });

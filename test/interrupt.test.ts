@@ -109,7 +109,13 @@ describe('a run stopped by a signal', () => {
       expect(existsSync(join(data, 's', '.ngcc-perf.lock'))).toBe(false);
       expect(existsSync(join(data, 's', 'campaign.json'))).toBe(true);
     } finally {
-      if (driver !== undefined && !dead(driver)) process.kill(driver, 'SIGKILL');
+      // Every piece's driver still running, should a wait above have failed.
+      for (const pid of processes('ngcc_driver', join(data, 's', 'build')))
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Ended between the listing and the kill.
+        }
       if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
     }
   });
@@ -154,7 +160,13 @@ describe('the action stopped by a cancelled job', () => {
       await until('every KAT driver to end', () => (processes('ngcc_driver', join(data, 's', 'build')).length === 0 ? true : undefined));
       expect(existsSync(join(data, 's', '.ngcc-perf.lock'))).toBe(false);
     } finally {
-      if (driver !== undefined && !dead(driver)) process.kill(driver, 'SIGKILL');
+      // Every piece's driver still running, should a wait above have failed.
+      for (const pid of processes('ngcc_driver', join(data, 's', 'build')))
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Ended between the listing and the kill.
+        }
       if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
     }
   });

@@ -150,7 +150,12 @@ describe('synthetic Round-1 campaign: the toys pass the KAT driver and cost what
     // the host's invisible slowdowns (up to 2× on this VM) stretch both, so the ratio holds across them.
     const perCanary = (label: string, op: string) => {
       const r = JSON.parse(readFileSync(join(out, 'synth', 'records', 'kem-01', `${label}__${op}.json`), 'utf8')) as TimingRecord;
-      return median(r.trials.map((t) => t.cycles / t.measurements / (trialCanary(t.canary_cycles) ?? Number.NaN)));
+      const canaries = r.trials.map((t) => trialCanary(t.canary_cycles));
+      expect(
+        canaries.every((c) => c !== undefined && c > 0),
+        `${label} ${op}: a trial without its canary`,
+      ).toBe(true);
+      return median(r.trials.map((t, i) => t.cycles / t.measurements / canaries[i]!));
     };
     for (const op of ['keygen', 'enc', 'dec']) {
       const modelled = kem.instances[2]!.ops[op]! / kem.instances[0]!.ops[op]!;

@@ -541,7 +541,7 @@ async function coverageOfCalls(
 
 /**
  * The least memcheck slows code down: the floor of valgrind's documented 10–50× (a volatile spin loop
- * measured 20×, test/slow-scheme.test.ts; crypto code 50× to 2000×).
+ * measured 20×; crypto code 50× to 2000×).
  */
 export const CT_SLOWDOWN_MIN = 10;
 
